@@ -1,0 +1,106 @@
+// The table's fixed sets, maps and rules (the rest of kube-proxy's setupNFTables):
+// masquerading, ClusterIP checks, NodePort addresses, no-endpoint handling, firewall and
+// Service dispatch. Rule order inside each chain is kube-proxy's.
+import type { FamilyModel } from '../../model/types.js';
+import { concat, eq, meta, ne, payload, prefix, setref, type Stmt } from '../../nft/expr.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
+import type { FamilyContext } from './context.js';
+import * as N from './names.js';
+
+const l4protoDport = () => concat(meta('l4proto'), payload('th', 'dport'));
+const serviceKey = (ctx: FamilyContext) => concat(ctx.daddr, meta('l4proto'), payload('th', 'dport'));
+
+export function emitMasquerading(b: TableBuilder, ctx: FamilyContext): void {
+  const mark = ctx.masqueradeMark;
+  b.rule({ chain: N.MARK_MASQ_CHAIN, stmts: [{ t: 'mark-set', op: 'or', value: mark }] });
+  // Unmarked connections are left alone; the mark is cleared so that it does not leak
+  // into anything else that looks at it, then the connection is masqueraded.
+  b.rule({
+    chain: N.MASQUERADING_CHAIN,
+    stmts: [{ t: 'match', left: { t: 'and', left: meta('mark'), mask: mark }, op: '==', right: { t: 'num', n: 0 } }, { t: 'verdict', v: { kind: 'return' } }],
+  });
+  b.rule({ chain: N.MASQUERADING_CHAIN, stmts: [{ t: 'mark-set', op: 'xor', value: mark }] });
+  b.rule({ chain: N.MASQUERADING_CHAIN, stmts: [{ t: 'masquerade', fullyRandom: true }] });
+}
+
+export function emitClusterIPChecks(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+  b.set({ name: N.CLUSTER_IPS_SET, kind: 'set', keyType: [ctx.addrType], comment: 'Active ClusterIPs' });
+  b.rule({
+    chain: N.CLUSTER_IPS_CHECK_CHAIN,
+    stmts: [eq(ctx.daddr, setref(N.CLUSTER_IPS_SET)), { t: 'reject' }],
+    comment: 'Reject traffic to invalid ports of ClusterIPs',
+  });
+  if (m.serviceCIDRs.length > 0) {
+    b.rule({
+      chain: N.CLUSTER_IPS_CHECK_CHAIN,
+      stmts: [eq(ctx.daddr, { t: 'anonset', items: m.serviceCIDRs.map(prefix) }), { t: 'verdict', v: { kind: 'drop' } }],
+      comment: 'Drop traffic to unallocated ClusterIPs',
+    });
+  }
+}
+
+export function emitNodePortAddresses(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+  if (m.nodePortAddresses.matchAll) return;
+  b.set({ name: N.NODEPORT_IPS_SET, kind: 'set', keyType: [ctx.addrType], comment: 'IPs that accept NodePort traffic' });
+  for (const ip of m.nodePortAddresses.ips) b.element({ set: N.NODEPORT_IPS_SET, key: [{ t: 'ip', ip }] });
+}
+
+/** With every local address accepting NodePorts, "local" is any but loopback. */
+function nodePortDestination(ctx: FamilyContext, m: FamilyModel, withFib: boolean): Stmt[] {
+  if (m.nodePortAddresses.matchAll) {
+    const notLocalhost = ne(ctx.daddr, ctx.notLocalhost);
+    return withFib
+      ? [eq({ t: 'fib', flag: 'daddr', result: 'type' }, { t: 'sym', s: 'local' }), notLocalhost]
+      : [notLocalhost];
+  }
+  return [eq(ctx.daddr, setref(N.NODEPORT_IPS_SET))];
+}
+
+export function emitNoEndpointHandling(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+  b.set({
+    name: N.NO_ENDPOINT_SERVICES_MAP,
+    kind: 'map',
+    keyType: [ctx.addrType, 'inet_proto', 'inet_service'],
+    comment: 'vmap to drop or reject packets to services with no endpoints',
+  });
+  b.set({
+    name: N.NO_ENDPOINT_NODEPORTS_MAP,
+    kind: 'map',
+    keyType: ['inet_proto', 'inet_service'],
+    comment: 'vmap to drop or reject packets to service nodeports with no endpoints',
+  });
+  b.chain({ name: N.REJECT_CHAIN, comment: 'helper for @no-endpoint-services / @no-endpoint-nodeports' });
+  b.rule({ chain: N.REJECT_CHAIN, stmts: [{ t: 'reject' }] });
+  b.rule({ chain: N.SERVICE_ENDPOINTS_CHECK_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.NO_ENDPOINT_SERVICES_MAP }] });
+  b.rule({
+    chain: N.NODEPORT_ENDPOINTS_CHECK_CHAIN,
+    stmts: [...nodePortDestination(ctx, m, false), { t: 'vmap', key: l4protoDport(), map: N.NO_ENDPOINT_NODEPORTS_MAP }],
+  });
+}
+
+export function emitFirewallCheck(b: TableBuilder, ctx: FamilyContext): void {
+  b.set({
+    name: N.FIREWALL_IPS_MAP,
+    kind: 'map',
+    keyType: [ctx.addrType, 'inet_proto', 'inet_service'],
+    comment: 'destinations that are subject to LoadBalancerSourceRanges',
+  });
+  b.chain({ name: N.FIREWALL_CHECK_CHAIN });
+  b.rule({ chain: N.FIREWALL_CHECK_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.FIREWALL_IPS_MAP }] });
+}
+
+export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+  b.set({
+    name: N.SERVICE_IPS_MAP,
+    kind: 'map',
+    keyType: [ctx.addrType, 'inet_proto', 'inet_service'],
+    comment: 'ClusterIP, ExternalIP and LoadBalancer IP traffic',
+  });
+  b.set({ name: N.SERVICE_NODEPORTS_MAP, kind: 'map', keyType: ['inet_proto', 'inet_service'], comment: 'NodePort traffic' });
+  b.rule({ chain: N.SERVICES_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.SERVICE_IPS_MAP }] });
+  b.rule({
+    chain: N.SERVICES_CHAIN,
+    stmts: [...nodePortDestination(ctx, m, true), { t: 'vmap', key: l4protoDport(), map: N.SERVICE_NODEPORTS_MAP }],
+  });
+}
+

@@ -1,0 +1,53 @@
+// The nftables backend: one table per IP family, as kube-proxy's nftables proxier
+// programs it.
+import type { Diagnostic } from '../../diag/diagnostic.js';
+import type { FamilyModel } from '../../model/types.js';
+import { TableBuilder, keyString, type TableContents } from '../../nft/ruleset.js';
+import { familyContext } from './context.js';
+import { emitDispatch } from './dispatch.js';
+import { emitEndpoints } from './endpoints.js';
+import { emitFirewall } from './firewall.js';
+import {
+  emitClusterIPChecks,
+  emitFirewallCheck,
+  emitMasquerading,
+  emitNoEndpointHandling,
+  emitNodePortAddresses,
+  emitServiceDispatch,
+} from './fixed.js';
+import { TABLE_COMMENT } from './names.js';
+import { planServicePort } from './plan.js';
+import { emitPolicyChains } from './policy.js';
+import { emitSkeleton } from './skeleton.js';
+
+export interface NftablesOptions {
+  tableName: string;
+}
+
+export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
+  const ctx = familyContext(m.family, m.masqueradeBit);
+  const b = new TableBuilder({ family: ctx.family, name: opts.tableName, comment: TABLE_COMMENT });
+  emitSkeleton(b);
+  emitMasquerading(b, ctx);
+  emitClusterIPChecks(b, ctx, m);
+  emitNodePortAddresses(b, ctx, m);
+  emitNoEndpointHandling(b, ctx, m);
+  emitFirewallCheck(b, ctx);
+  emitServiceDispatch(b, ctx, m);
+  for (const sp of m.servicePorts) {
+    const plan = planServicePort(sp, m);
+    emitDispatch(b, plan, (p, set, key) =>
+      warnings.push({
+        severity: 'warning',
+        pos: p.sp.pos,
+        kind: 'Service',
+        object: `${p.sp.id.namespace}/${p.sp.id.name}`,
+        message: `${set} element ${keyString(key)} is already taken by another Service port; this one is left out`,
+      }),
+    );
+    emitFirewall(b, ctx, plan);
+    emitPolicyChains(b, ctx, m, plan);
+    emitEndpoints(b, ctx, plan);
+  }
+  return b.finish();
+}

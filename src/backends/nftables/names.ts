@@ -1,0 +1,116 @@
+// Every name kproxc gives an nftables object, declared once (kube-proxy's constant block),
+// and the hash-and-truncate naming of per-Service-port and per-endpoint chains, byte for
+// byte as kube-proxy's nftables proxier makes them.
+import { createHash } from 'node:crypto';
+import { formatIP } from '../../net/ip.js';
+import type { Endpoint, ServicePortName } from '../../model/types.js';
+
+export const TABLE_NAME = 'kube-proxy';
+export const TABLE_COMMENT = 'rules for kube-proxy';
+
+// base chains, named "${type}-${hook}"
+export const FILTER_PREROUTING = 'filter-prerouting';
+export const FILTER_INPUT = 'filter-input';
+export const FILTER_FORWARD = 'filter-forward';
+export const FILTER_OUTPUT = 'filter-output';
+export const FILTER_OUTPUT_POST_DNAT = 'filter-output-post-dnat';
+export const NAT_PREROUTING = 'nat-prerouting';
+export const NAT_OUTPUT = 'nat-output';
+export const NAT_POSTROUTING = 'nat-postrouting';
+
+// service dispatch
+export const SERVICES_CHAIN = 'services';
+export const SERVICE_IPS_MAP = 'service-ips';
+export const SERVICE_NODEPORTS_MAP = 'service-nodeports';
+/** IPs that accept NodePort traffic, when nodePortAddresses does not select every address. */
+export const NODEPORT_IPS_SET = 'nodeport-ips';
+export const CLUSTER_IPS_SET = 'cluster-ips';
+
+// services without endpoints
+export const SERVICE_ENDPOINTS_CHECK_CHAIN = 'service-endpoints-check';
+export const NODEPORT_ENDPOINTS_CHECK_CHAIN = 'nodeport-endpoints-check';
+export const NO_ENDPOINT_SERVICES_MAP = 'no-endpoint-services';
+export const NO_ENDPOINT_NODEPORTS_MAP = 'no-endpoint-nodeports';
+export const REJECT_CHAIN = 'reject-chain';
+
+/** Unallocated ClusterIPs and undefined ports of ClusterIPs. */
+export const CLUSTER_IPS_CHECK_CHAIN = 'cluster-ips-check';
+
+// loadBalancerSourceRanges
+export const FIREWALL_IPS_MAP = 'firewall-ips';
+export const FIREWALL_CHECK_CHAIN = 'firewall-check';
+
+// masquerading
+export const MARK_MASQ_CHAIN = 'mark-for-masquerade';
+export const MASQUERADING_CHAIN = 'masquerading';
+
+// per-Service-port and per-endpoint prefixes (each at most 16 bytes with its hyphen)
+const CLUSTER_POLICY_PREFIX = 'service-';
+const LOCAL_POLICY_PREFIX = 'local-';
+const EXTERNAL_PREFIX = 'external-';
+const FIREWALL_PREFIX = 'firewall-';
+const ENDPOINT_PREFIX = 'endpoint-';
+const AFFINITY_PREFIX = 'affinity-';
+
+const NAME_LENGTH_MAX = 256;
+const CHAIN_NAME_PREFIX_LENGTH_MAX = 16;
+const CHAIN_NAME_BASE_LENGTH_MAX = NAME_LENGTH_MAX - CHAIN_NAME_PREFIX_LENGTH_MAX;
+
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** The first 8 characters of the standard base32 encoding of sha256(name). */
+function hashPrefix(name: string): string {
+  const h = createHash('sha256').update(name, 'utf8').digest();
+  // 8 base32 characters encode exactly the first 40 bits.
+  let bits = 0n;
+  for (let i = 0; i < 5; i++) bits = (bits << 8n) | BigInt(h[i]);
+  let out = '';
+  for (let i = 7; i >= 0; i--) out += BASE32[Number((bits >> BigInt(5 * i)) & 31n)];
+  return out;
+}
+
+/**
+ * Prefixes a name with a hash of itself, then truncates it: the hash keeps truncated names
+ * unique and makes names that differ in one digit easy to tell apart.
+ */
+export function hashAndTruncate(name: string): string {
+  let out = `${hashPrefix(name)}-${name}`;
+  if (out.length > CHAIN_NAME_BASE_LENGTH_MAX) out = out.slice(0, CHAIN_NAME_BASE_LENGTH_MAX - 3) + '...';
+  return out;
+}
+
+/** "HASH-namespace/name/protocol/portName", e.g. "ULMVA6XW-ns1/svc1/tcp/p80". */
+export function servicePortChainNameBase(id: ServicePortName): string {
+  return hashAndTruncate(`${id.namespace}/${id.name}/${id.protocol.toLowerCase()}/${id.port}`);
+}
+
+/** "HASH-namespace/name/protocol/portName__IP/port"; an IPv6 address has ":" turned into ".". */
+export function endpointChainNameBase(id: ServicePortName, ep: Endpoint): string {
+  const ip = formatIP(ep.ip).replaceAll(':', '.');
+  return hashAndTruncate(`${id.namespace}/${id.name}/${id.protocol.toLowerCase()}/${id.port}__${ip}/${ep.port}`);
+}
+
+export interface ServicePortChains {
+  clusterPolicy: string;
+  localPolicy: string;
+  external: string;
+  firewall: string;
+}
+
+export function servicePortChains(id: ServicePortName): ServicePortChains {
+  const base = servicePortChainNameBase(id);
+  return {
+    clusterPolicy: CLUSTER_POLICY_PREFIX + base,
+    localPolicy: LOCAL_POLICY_PREFIX + base,
+    external: EXTERNAL_PREFIX + base,
+    firewall: FIREWALL_PREFIX + base,
+  };
+}
+
+export function endpointChain(id: ServicePortName, ep: Endpoint): string {
+  return ENDPOINT_PREFIX + endpointChainNameBase(id, ep);
+}
+
+export function affinitySet(id: ServicePortName, ep: Endpoint): string {
+  return AFFINITY_PREFIX + endpointChainNameBase(id, ep);
+}

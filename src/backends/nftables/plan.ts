@@ -1,0 +1,82 @@
+// Decide, then emit: what one Service port needs in the table, as a pure value. The
+// emitters translate it without making further decisions. (kube-proxy computes the same
+// in syncProxyRules' local booleans.)
+import { categorizeEndpoints, externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type Categorized } from '../../model/categorize.js';
+import { cidrContains, type IP } from '../../net/ip.js';
+import { servicePortKey, servicePortNameString, type FamilyModel, type ServicePort } from '../../model/types.js';
+import type { Verdict } from '../../nft/expr.js';
+import { REJECT_CHAIN, servicePortChains, type ServicePortChains } from './names.js';
+
+export interface ServicePortPlan {
+  sp: ServicePort;
+  chains: ServicePortChains;
+  /** "ns/name:port", the comment on no-endpoint and firewall elements. */
+  nameString: string;
+  endpoints: Categorized;
+  usesClusterPolicyChain: boolean;
+  usesLocalPolicyChain: boolean;
+  /** Where ClusterIP traffic goes; only meaningful with hasInternalEndpoints. */
+  internalChain: string;
+  hasInternalEndpoints: boolean;
+  /** Where external traffic goes after the external chain's special cases. */
+  externalPolicyChain: string;
+  hasExternalEndpoints: boolean;
+  usesExternalChain: boolean;
+  /** Verdict in the no-endpoint maps: reject with no endpoints at all, drop with none local. */
+  internalFilterVerdict?: Verdict;
+  externalFilterVerdict?: Verdict;
+  usesFirewall: boolean;
+  /** Allowed sources for load-balancer IPs (source ranges, plus the VIPs when the node is inside). */
+  firewallSources: ({ t: 'cidr'; cidr: import('../../net/ip.js').CIDR } | { t: 'ip'; ip: IP })[];
+}
+
+export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPlan {
+  const chains = servicePortChains(sp.id);
+  const endpoints = categorizeEndpoints(m.endpoints.get(servicePortKey(sp.id)) ?? [], sp, m.nodeName, m.nodeLabels);
+  const hasEndpoints = endpoints.hasAnyEndpoints;
+  const usesClusterPolicyChain = endpoints.clusterEndpoints.length > 0 && usesClusterEndpoints(sp);
+  const usesLocalPolicyChain = endpoints.localEndpoints.length > 0 && usesLocalEndpoints(sp);
+
+  const internalChain = sp.internalPolicyLocal ? chains.localPolicy : chains.clusterPolicy;
+  const hasInternalEndpoints = hasEndpoints && !(sp.internalPolicyLocal && endpoints.localEndpoints.length === 0);
+  const externalPolicyChain = sp.externalPolicyLocal ? chains.localPolicy : chains.clusterPolicy;
+  const hasExternalEndpoints = hasEndpoints && !(sp.externalPolicyLocal && endpoints.localEndpoints.length === 0);
+  // Based on hasEndpoints, not hasExternalEndpoints: the short-circuit rules for local
+  // traffic are needed even when no endpoint serves external traffic.
+  const usesExternalChain = hasEndpoints && externallyAccessible(sp);
+
+  let internalFilterVerdict: Verdict | undefined;
+  let externalFilterVerdict: Verdict | undefined;
+  if (!hasEndpoints) {
+    internalFilterVerdict = { kind: 'goto', target: REJECT_CHAIN };
+    externalFilterVerdict = { kind: 'goto', target: REJECT_CHAIN };
+  } else {
+    if (!hasInternalEndpoints) internalFilterVerdict = { kind: 'drop' };
+    if (!hasExternalEndpoints) externalFilterVerdict = { kind: 'drop' };
+  }
+
+  const usesFirewall = sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
+  const firewallSources: ServicePortPlan['firewallSources'] = sp.loadBalancerSourceRanges.map((cidr) => ({ t: 'cidr', cidr }));
+  // A VIP that is also a local address makes the node's own requests arrive with the VIP
+  // as source, so allow the VIPs when the node's IP is inside the ranges.
+  const allowFromNode = m.primaryNodeIP !== undefined && sp.loadBalancerSourceRanges.some((c) => cidrContains(c, m.primaryNodeIP!));
+  if (allowFromNode) for (const ip of sp.loadBalancerVIPs) firewallSources.push({ t: 'ip', ip });
+
+  return {
+    sp,
+    chains,
+    nameString: servicePortNameString(sp.id),
+    endpoints,
+    usesClusterPolicyChain,
+    usesLocalPolicyChain,
+    internalChain,
+    hasInternalEndpoints,
+    externalPolicyChain,
+    hasExternalEndpoints,
+    usesExternalChain,
+    internalFilterVerdict,
+    externalFilterVerdict,
+    usesFirewall,
+    firewallSources,
+  };
+}

@@ -1,0 +1,62 @@
+// The per-Service-port chains: masquerading of ClusterIP traffic, the external chain with
+// its short-circuits, and the policy chains that pick an endpoint (affinity first, then
+// `numgen random`).
+import type { Endpoint, FamilyModel } from '../../model/types.js';
+import { eq, goto, jump, num, setref, type Stmt } from '../../nft/expr.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
+import type { FamilyContext } from './context.js';
+import { localMatch } from './local-detector.js';
+import { affinitySet, endpointChain, MARK_MASQ_CHAIN } from './names.js';
+import type { ServicePortPlan } from './plan.js';
+
+const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t: 'sym', s: 'local' });
+
+export function emitPolicyChains(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, plan: ServicePortPlan): void {
+  const { sp, chains } = plan;
+  if (plan.usesClusterPolicyChain) b.chain({ name: chains.clusterPolicy });
+  if (plan.usesLocalPolicyChain) b.chain({ name: chains.localPolicy });
+  if (plan.usesExternalChain) b.chain({ name: chains.external });
+
+  // ClusterIP traffic from outside the cluster is masqueraded: it may have been routed to
+  // this node by a static route for the Service range and leave again to another node.
+  if (plan.hasInternalEndpoints) {
+    const proto = sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
+    const match: Stmt[] = [eq(ctx.daddr, { t: 'ip', ip: sp.clusterIP }), eq({ t: 'payload', proto, field: 'dport' }, num(sp.port))];
+    const notLocal = localMatch(ctx, m.localDetector, false);
+    if (m.masqueradeAll) b.rule({ chain: plan.internalChain, stmts: [...match, jump(MARK_MASQ_CHAIN)] });
+    else if (notLocal) b.rule({ chain: plan.internalChain, stmts: [...match, notLocal, jump(MARK_MASQ_CHAIN)] });
+  }
+
+  if (plan.usesExternalChain) {
+    if (!sp.externalPolicyLocal) {
+      // Cluster policy may send the packet to another node: masquerade.
+      b.rule({ chain: chains.external, stmts: [jump(MARK_MASQ_CHAIN)] });
+    } else {
+      // Local policy keeps the client's source, except for two cases that behave as if
+      // they went out to the load balancer and came back.
+      const podTraffic = localMatch(ctx, m.localDetector, true);
+      if (podTraffic) {
+        b.rule({ chain: chains.external, stmts: [podTraffic, goto(chains.clusterPolicy)], comment: 'short-circuit pod traffic' });
+      }
+      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, jump(MARK_MASQ_CHAIN)], comment: 'masquerade local traffic' });
+      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, goto(chains.clusterPolicy)], comment: 'short-circuit local traffic' });
+    }
+    if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: [goto(plan.externalPolicyChain)] });
+  }
+
+  if (plan.usesClusterPolicyChain) emitEndpointSelection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints);
+  if (plan.usesLocalPolicyChain) emitEndpointSelection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints);
+}
+
+function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
+  const { sp } = plan;
+  if (sp.affinityTimeout !== undefined) {
+    for (const ep of endpoints) {
+      b.rule({ chain, stmts: [eq(ctx.saddr, setref(affinitySet(sp.id, ep))), goto(endpointChain(sp.id, ep))] });
+    }
+  }
+  b.rule({
+    chain,
+    stmts: [{ t: 'numgen-vmap', mod: endpoints.length, targets: endpoints.map((ep) => ({ kind: 'goto', target: endpointChain(sp.id, ep) })) }],
+  });
+}

@@ -1,0 +1,170 @@
+// Command-line wiring: flags to typed options, inputs read, output written atomically,
+// diagnostics printed, results mapped to exit codes (0 ok, 1 diff found changes, 2 bad
+// input or usage, 70 our own bug).
+import * as fs from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { formatDiagnostic, InternalError, sortDiagnostics, UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
+import { readInputs, type InputFile } from '../input/source.js';
+import type { CompileOptions } from '../model/options.js';
+import { writeAtomically } from './output.js';
+import { compileNftables } from '../compile.js';
+import { commandRegistry } from './registry.js';
+
+export const EXIT_OK = 0;
+export const EXIT_CHANGES = 1;
+export const EXIT_USER = 2;
+export const EXIT_BUG = 70;
+
+export interface Io {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  readStdin: () => string;
+}
+
+const processIo: Io = {
+  stdout: (s) => process.stdout.write(s),
+  stderr: (s) => process.stderr.write(s),
+  readStdin: () => fs.readFileSync(0, 'utf8'),
+};
+
+function printDiagnostics(io: Io, ds: Diagnostic[]): void {
+  for (const d of sortDiagnostics(ds)) io.stderr(formatDiagnostic(d) + '\n');
+}
+
+export function loadInputs(io: Io, args: string[]): InputFile[] {
+  const { files, diagnostics } = readInputs(args, io.readStdin);
+  if (diagnostics.length) throw new UserInputError(diagnostics);
+  return files;
+}
+
+function collect(v: string, prev: string[] = []): string[] {
+  return [...prev, v];
+}
+
+function intArg(flag: string, min: number, max: number) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`${flag}: must be a whole number from ${min} to ${max}`);
+    return Number(v);
+  };
+}
+
+function boolArg(flag: string) {
+  return (v: string): boolean => {
+    if (v !== 'true' && v !== 'false') throw new UsageError(`${flag}: must be true or false`);
+    return v === 'true';
+  };
+}
+
+/** The options every command that compiles a snapshot takes. */
+export function addSnapshotOptions(cmd: Command): Command {
+  return cmd
+    .argument('<files...>', 'snapshot files or directories, or - for standard input')
+    .option('--node <name>', 'the node to compile for')
+    .option('--node-ip <ip>', 'an IP of the node (repeatable)', collect)
+    .option('--cluster-cidr <cidrs>', 'override clusterCIDR (comma-separated, one per family)')
+    .option('--detect-local-mode <mode>', 'override detectLocalMode')
+    .option('--node-port-addresses <cidrs>', 'override nodePortAddresses (comma-separated CIDRs, or primary)', collect)
+    .option('--masquerade-all [bool]', 'override masqueradeAll', boolArg('--masquerade-all'))
+    .option('--masquerade-bit <n>', 'override masqueradeBit', intArg('--masquerade-bit', 0, 31))
+    .option('--table <name>', 'nftables table name', 'kube-proxy')
+    .addOption(new Option('--family <family>', 'compile one IP family only').choices(['ipv4', 'ipv6']))
+    .option('--strict', 'treat warnings as errors')
+    .option('--debug', 'show stack traces of internal errors');
+}
+
+export function compileOptionsFrom(o: Record<string, unknown>): CompileOptions {
+  if (o.table !== undefined && !/^[A-Za-z_.][A-Za-z0-9_.-]{0,255}$/.test(String(o.table))) {
+    throw new UsageError('--table: must be an nft name: letters, digits, "_", "." and "-", not starting with a digit or "-"');
+  }
+  return {
+    node: o.node as string | undefined,
+    nodeIPs: o.nodeIp as string[] | undefined,
+    clusterCIDR: o.clusterCidr as string | undefined,
+    detectLocalMode: o.detectLocalMode as string | undefined,
+    nodePortAddresses: o.nodePortAddresses as string[] | undefined,
+    masqueradeAll: o.masqueradeAll === undefined ? undefined : o.masqueradeAll === true,
+    masqueradeBit: o.masqueradeBit as number | undefined,
+    family: o.family === 'ipv4' ? 4 : o.family === 'ipv6' ? 6 : undefined,
+  };
+}
+
+/** Writes the result to -o FILE atomically, or to standard output. */
+export function emit(io: Io, out: string | undefined, data: string): void {
+  if (out) writeAtomically(out, data);
+  else io.stdout(data);
+}
+
+function buildProgram(io: Io): Command {
+  const program = new Command('kproxc')
+    .description('Kubernetes Service proxy rule compiler')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
+
+  addSnapshotOptions(
+    program
+      .command('compile')
+      .description('print the complete ruleset for one node')
+      .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
+      .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']))
+      .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
+  ).action((files: string[], o: Record<string, unknown>) => {
+    const inputs = loadInputs(io, files);
+    const opts = compileOptionsFrom(o);
+    let result: { output: string; warnings: Diagnostic[] };
+    if (o.backend === 'ovs') {
+      if (o.format !== undefined) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
+      const ovs = commandRegistry.compileOvs;
+      if (!ovs) throw new UsageError('--backend ovs is not available in this build');
+      result = ovs(inputs, { ...opts, strict: o.strict === true });
+    } else {
+      result = compileNftables(inputs, {
+        ...opts,
+        tableName: o.table as string,
+        format: (o.format as 'text' | 'json' | undefined) ?? 'text',
+        strict: o.strict === true,
+      });
+    }
+    printDiagnostics(io, result.warnings);
+    emit(io, o.output as string | undefined, result.output);
+  });
+
+  for (const register of commandRegistry.extraCommands) register(program, io);
+  return program;
+}
+
+/** Runs the CLI; returns the exit code. Never throws. */
+export async function run(argv: string[], io: Io = processIo): Promise<number> {
+  const debug = argv.includes('--debug');
+  let code = EXIT_OK;
+  try {
+    const program = buildProgram(io);
+    program.exitOverride();
+    await program.parseAsync(argv, { from: 'user' });
+    code = (program as unknown as { _kproxcExit?: number })._kproxcExit ?? EXIT_OK;
+    code = commandRegistry.lastExitCode ?? code;
+  } catch (e) {
+    code = handleError(io, e, debug);
+  }
+  commandRegistry.lastExitCode = undefined;
+  return code;
+}
+
+function handleError(io: Io, e: unknown, debug: boolean): number {
+  if (e instanceof UserInputError) {
+    printDiagnostics(io, e.diagnostics);
+    return EXIT_USER;
+  }
+  if (e instanceof UsageError) {
+    io.stderr(`kproxc: ${e.message}\n`);
+    return EXIT_USER;
+  }
+  if (e instanceof CommanderError) {
+    // help and version exit 0; everything else is a usage error commander already printed.
+    return e.exitCode === 0 ? EXIT_OK : EXIT_USER;
+  }
+  const err = e as Error;
+  if (debug) io.stderr(`${err?.stack ?? String(e)}\n`);
+  const what = e instanceof InternalError ? err.message : `${err?.name ?? 'Error'}: ${err?.message ?? String(e)}`;
+  io.stderr(`kproxc: internal error (a bug in kproxc; please report it with the input that caused it): ${what}\n`);
+  return EXIT_BUG;
+}

@@ -1,0 +1,75 @@
+// A diagnostic is a value: where (file, line, column), what (kind, object, field) and why.
+// Stages collect them and the CLI prints them all together, so one run reports every problem.
+
+export type Severity = 'error' | 'warning';
+
+export interface Position {
+  file: string;
+  line: number; // 1-based
+  col: number; // 1-based
+}
+
+export interface Diagnostic {
+  severity: Severity;
+  pos: Position;
+  kind?: string; // Kubernetes kind of the object, e.g. "Service"
+  object?: string; // "namespace/name" or "name"
+  field?: string; // dotted field path, e.g. "spec.ports[0].port"
+  message: string;
+}
+
+/** FILE:LINE:COL: Kind namespace/name: field.path: message (parts that are unknown are left out). */
+/** Text from the input is shown as it is when plain, else quoted, so that a diagnostic stays one line. */
+export function displayText(s: string): string {
+  return /^[A-Za-z0-9._/:@-]*$/.test(s) ? s : JSON.stringify(s);
+}
+
+export function formatDiagnostic(d: Diagnostic): string {
+  const parts = [`${displayText(d.pos.file)}:${d.pos.line}:${d.pos.col}`];
+  if (d.kind) parts.push(d.object !== undefined ? `${displayText(d.kind)} ${displayText(d.object)}` : displayText(d.kind));
+  if (d.field) parts.push(d.field);
+  const prefix = d.severity === 'warning' ? 'warning: ' : '';
+  return `${parts.join(': ')}: ${prefix}${d.message.replace(/[\r\n]+/g, ' ')}`;
+}
+
+/** Sorted by file, line, column, then text, so the order of problems is stable. */
+export function sortDiagnostics(ds: Diagnostic[]): Diagnostic[] {
+  return [...ds].sort(
+    (a, b) =>
+      (a.pos.file < b.pos.file ? -1 : a.pos.file > b.pos.file ? 1 : 0) ||
+      a.pos.line - b.pos.line ||
+      a.pos.col - b.pos.col ||
+      (formatDiagnostic(a) < formatDiagnostic(b) ? -1 : formatDiagnostic(a) > formatDiagnostic(b) ? 1 : 0),
+  );
+}
+
+/** Thrown when user input is bad; carries every diagnostic found. Exit code 2. */
+export class UserInputError extends Error {
+  constructor(readonly diagnostics: Diagnostic[]) {
+    super(diagnostics.map(formatDiagnostic).join('\n'));
+    this.name = 'UserInputError';
+  }
+}
+
+/** Thrown for bad command-line usage that is not tied to a file position. Exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/**
+ * Our own bug: an object that fails its own validation, an impossible state. Never the
+ * user's fault; the CLI asks for a report and exits 70.
+ */
+export class InternalError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InternalError';
+  }
+}
+
+export function invariant(cond: unknown, message: string): asserts cond {
+  if (!cond) throw new InternalError(message);
+}

@@ -1,0 +1,273 @@
+// Decoded objects + options to one FamilyModel per IP family: node choice, node IPs,
+// kube-proxy's configuration, Service ports and their endpoints.
+import { UsageError, type Diagnostic } from '../diag/diagnostic.js';
+import type { InputFile } from '../input/source.js';
+import { cidrContains, formatIP, isLoopback, isZeroCIDR, parseCIDR, parseIP, compareIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
+import type { Decoded, DecodedEndpointSet, DecodedNode, DecodedProxyConfig } from './decode.js';
+import type { CompileOptions } from './options.js';
+import {
+  servicePortKey,
+  type Endpoint,
+  type FamilyModel,
+  type LocalDetector,
+  type NodePortAddresses,
+  type ServicePort,
+} from './types.js';
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function endpointKey(ip: IP, port: number): string {
+  return ip.family === 6 ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
+}
+
+interface NodeChoice {
+  name: string;
+  node?: DecodedNode;
+}
+
+function chooseNode(d: Decoded, config: DecodedProxyConfig | undefined, opts: CompileOptions, files: InputFile[], diags: Diagnostic[]): NodeChoice | null {
+  const name = opts.node ?? config?.hostnameOverride ?? (d.nodes.length === 1 ? d.nodes[0].node.name : undefined);
+  if (name === undefined) {
+    if (d.nodes.length === 0) {
+      diags.push({
+        severity: 'error',
+        pos: { file: files[0]?.name ?? '<input>', line: 1, col: 1 },
+        message: 'no node to compile for: the snapshot holds no Node; name one with --node (or hostnameOverride)',
+      });
+    } else {
+      const second = d.nodes[1].obj.source;
+      diags.push({
+        severity: 'error',
+        pos: second.locate(['metadata', 'name']),
+        kind: 'Node',
+        object: d.nodes[1].node.name,
+        message: `the snapshot holds ${d.nodes.length} Nodes (${d.nodes.map((n) => n.node.name).join(', ')}); choose one with --node`,
+      });
+    }
+    return null;
+  }
+  const node = d.nodes.find((n) => n.node.name === name)?.node;
+  if (!node && d.nodes.length > 0) {
+    diags.push({
+      severity: 'warning',
+      pos: d.nodes[0].obj.source.locate([]),
+      message: `node ${name} is not in the snapshot: no node labels, and node IPs only from --node-ip`,
+    });
+  }
+  return { name, node };
+}
+
+function parseFlagCIDRs(flag: string, texts: string[]): CIDR[] {
+  return texts.map((t) => {
+    const p = parseCIDR(t.trim());
+    if (!p) throw new UsageError(`${flag}: ${JSON.stringify(t)} is not a valid CIDR`);
+    return p.cidr;
+  });
+}
+
+function flagIPs(texts: string[] | undefined): IP[] {
+  return (texts ?? []).map((t) => {
+    const ip = parseIP(t);
+    if (!ip) throw new UsageError(`--node-ip: ${JSON.stringify(t)} is not a valid IP address`);
+    return ip;
+  });
+}
+
+const DETECT_MODES = ['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix'];
+
+interface Settings {
+  masqueradeAll: boolean;
+  masqueradeBit: number;
+  detectLocalMode: string;
+  clusterCIDRs: CIDR[];
+  bridgeInterface?: string;
+  interfaceNamePrefix?: string;
+  nodePortCIDRs: CIDR[]; // empty: the primary node IP (or everything without one)
+}
+
+function settings(config: DecodedProxyConfig | undefined, opts: CompileOptions, diags: Diagnostic[]): Settings {
+  const detectLocalMode = opts.detectLocalMode ?? (config?.detectLocalMode || 'ClusterCIDR');
+  if (!DETECT_MODES.includes(detectLocalMode)) {
+    throw new UsageError(`--detect-local-mode: must be one of ${DETECT_MODES.join(', ')}`);
+  }
+  const s: Settings = {
+    masqueradeAll: opts.masqueradeAll ?? config?.masqueradeAll ?? false,
+    masqueradeBit: opts.masqueradeBit ?? config?.masqueradeBit ?? 14,
+    detectLocalMode,
+    clusterCIDRs: opts.clusterCIDR !== undefined ? parseFlagCIDRs('--cluster-cidr', opts.clusterCIDR.split(',')) : config?.clusterCIDRs ?? [],
+    bridgeInterface: config?.bridgeInterface,
+    interfaceNamePrefix: config?.interfaceNamePrefix,
+    nodePortCIDRs: [],
+  };
+  if (opts.nodePortAddresses !== undefined) {
+    const list = opts.nodePortAddresses.flatMap((x) => x.split(',')).filter((x) => x !== '');
+    s.nodePortCIDRs = list.length === 1 && list[0] === 'primary' ? [] : parseFlagCIDRs('--node-port-addresses', list);
+  } else if (config?.nodePortCIDRs) s.nodePortCIDRs = config.nodePortCIDRs;
+  const need = (field: string, present: string | undefined) => {
+    if (present === undefined && config) {
+      diags.push({
+        severity: 'error',
+        pos: config.source.source.locate(['detectLocalMode']),
+        kind: 'KubeProxyConfiguration',
+        field: `detectLocal.${field}`,
+        message: `required when detectLocalMode is ${detectLocalMode}`,
+      });
+    } else if (present === undefined) throw new UsageError(`--detect-local-mode ${detectLocalMode} needs detectLocal.${field} in a KubeProxyConfiguration`);
+  };
+  if (detectLocalMode === 'BridgeInterface') need('bridgeInterface', s.bridgeInterface);
+  if (detectLocalMode === 'InterfaceNamePrefix') need('interfaceNamePrefix', s.interfaceNamePrefix);
+  return s;
+}
+
+function localDetector(s: Settings, family: IPFamily, node: DecodedNode | undefined): LocalDetector {
+  switch (s.detectLocalMode) {
+    case 'ClusterCIDR': {
+      const c = s.clusterCIDRs.find((x) => x.addr.family === family);
+      return c ? { mode: 'cidr', cidr: c } : { mode: 'none' };
+    }
+    case 'NodeCIDR': {
+      const c = node?.podCIDRs.find((x) => x.addr.family === family);
+      return c ? { mode: 'cidr', cidr: c } : { mode: 'none' };
+    }
+    case 'BridgeInterface':
+      return s.bridgeInterface ? { mode: 'bridge', interfaceName: s.bridgeInterface } : { mode: 'none' };
+    default:
+      return s.interfaceNamePrefix ? { mode: 'prefix', interfacePrefix: s.interfaceNamePrefix } : { mode: 'none' };
+  }
+}
+
+function nodePortAddresses(s: Settings, family: IPFamily, nodeIPs: IP[], primary: IP | undefined): NodePortAddresses {
+  let cidrs = s.nodePortCIDRs.filter((c) => c.addr.family === family);
+  if (cidrs.length === 0) {
+    if (!primary) return { matchAll: true, ips: [] };
+    cidrs = [{ addr: primary, prefix: family === 4 ? 32 : 128 }];
+  }
+  if (cidrs.some(isZeroCIDR)) return { matchAll: true, ips: [] };
+  // Loopback NodePorts are not supported by the nftables mode; kube-proxy skips them.
+  const ips = nodeIPs.filter((ip) => !isLoopback(ip) && cidrs.some((c) => cidrContains(c, ip)));
+  return { matchAll: false, ips };
+}
+
+function uniqueIPs(ips: IP[]): IP[] {
+  const out: IP[] = [];
+  for (const ip of ips) if (!out.some((x) => compareIP(x, ip) === 0)) out.push(ip);
+  return out;
+}
+
+/** Endpoints per Service port, merged over slices, deduplicated (a local copy wins), sorted. */
+function endpointsFor(sets: DecodedEndpointSet[], nodeName: string, family: IPFamily): Map<string, Endpoint[]> {
+  // Legacy Endpoints count only for Services that no EndpointSlice names.
+  const sliced = new Set(sets.filter((s) => !s.legacy).map((s) => `${s.namespace}/${s.service}`));
+  const byPort = new Map<string, Map<string, Endpoint>>();
+  for (const set of sets) {
+    if (set.family !== family) continue;
+    if (set.legacy && sliced.has(`${set.namespace}/${set.service}`)) continue;
+    for (const p of set.ports) {
+      const key = servicePortKey({ namespace: set.namespace, name: set.service, port: p.name, protocol: p.protocol });
+      const eps = byPort.get(key) ?? new Map<string, Endpoint>();
+      byPort.set(key, eps);
+      for (const e of set.endpoints) {
+        const ep: Endpoint = {
+          ip: e.ip,
+          port: p.port,
+          key: endpointKey(e.ip, p.port),
+          isLocal: e.nodeName === nodeName,
+          ready: e.ready,
+          serving: e.serving,
+          terminating: e.terminating,
+          zoneHints: e.zoneHints ? new Set(e.zoneHints) : undefined,
+          nodeHints: e.nodeHints ? new Set(e.nodeHints) : undefined,
+        };
+        if (!eps.has(ep.key) || ep.isLocal) eps.set(ep.key, ep);
+      }
+    }
+  }
+  const out = new Map<string, Endpoint[]>();
+  for (const [k, eps] of byPort) out.set(k, [...eps.values()].sort((a, b) => cmp(a.key, b.key)));
+  return out;
+}
+
+export interface BuildResult {
+  families: FamilyModel[];
+  nodeName: string;
+}
+
+export function buildModel(d: Decoded, opts: CompileOptions, files: InputFile[], diags: Diagnostic[]): BuildResult | null {
+  if (d.proxyConfigs.length > 1) {
+    const second = d.proxyConfigs[1].source.source;
+    diags.push({
+      severity: 'error',
+      pos: second.locate([]),
+      kind: 'KubeProxyConfiguration',
+      message: `more than one KubeProxyConfiguration in the snapshot (the first is at ${(() => {
+        const p = d.proxyConfigs[0].source.source.locate([]);
+        return `${p.file}:${p.line}:${p.col}`;
+      })()})`,
+    });
+  }
+  const config = d.proxyConfigs[0];
+  const choice = chooseNode(d, config, opts, files, diags);
+  const s = settings(config, opts, diags);
+  const extraIPs = flagIPs(opts.nodeIPs);
+  if (!choice) return null;
+  const node = choice.node;
+
+  const services = d.services.filter((x) => !x.skip);
+  let families: IPFamily[];
+  if (opts.family) families = [opts.family];
+  else {
+    const used = new Set<IPFamily>(services.flatMap((x) => x.clusterIPs.map((ip) => ip.family)));
+    if (used.size === 0) for (const ip of [...(node?.internalIPs ?? []), ...extraIPs]) used.add(ip.family);
+    families = used.size === 0 ? [4] : ([4, 6] as IPFamily[]).filter((f) => used.has(f));
+  }
+
+  const result: FamilyModel[] = families.map((family) => {
+    const internal = (node?.internalIPs ?? []).filter((ip) => ip.family === family);
+    const external = (node?.externalIPs ?? []).filter((ip) => ip.family === family);
+    const extra = extraIPs.filter((ip) => ip.family === family);
+    const nodeIPs = uniqueIPs([...internal, ...extra, ...external]);
+    const primaryNodeIP = internal[0] ?? extra[0] ?? external[0];
+    const servicePorts: ServicePort[] = [];
+    for (const svc of services) {
+      const clusterIP = svc.clusterIPs.find((ip) => ip.family === family);
+      if (!clusterIP) continue;
+      for (const p of svc.ports) {
+        servicePorts.push({
+          id: { namespace: svc.namespace, name: svc.name, port: p.name, protocol: p.protocol },
+          pos: svc.pos,
+          family,
+          clusterIP,
+          port: p.port,
+          nodePort: p.nodePort,
+          externalIPs: uniqueIPs(svc.externalIPs.filter((ip) => ip.family === family)),
+          loadBalancerVIPs: uniqueIPs(svc.ingressIPs.filter((ip) => ip.family === family)),
+          loadBalancerSourceRanges: svc.sourceRanges.filter((c) => c.addr.family === family),
+          externalPolicyLocal: svc.externalPolicyLocal,
+          internalPolicyLocal: svc.internalPolicyLocal,
+          affinityTimeout: svc.affinityTimeout,
+          healthCheckNodePort: svc.healthCheckNodePort,
+          topologyDisabled: svc.topologyDisabled,
+        });
+      }
+    }
+    servicePorts.sort((a, b) => cmp(servicePortKey(a.id), servicePortKey(b.id)));
+    return {
+      family,
+      nodeName: choice.name,
+      nodeLabels: node?.labels ?? {},
+      primaryNodeIP,
+      nodeIPs,
+      podCIDRs: (node?.podCIDRs ?? []).filter((c) => c.addr.family === family),
+      servicePorts,
+      endpoints: endpointsFor(d.endpointSets, choice.name, family),
+      serviceCIDRs: d.serviceCIDRs.filter((c) => c.addr.family === family),
+      localDetector: localDetector(s, family, node),
+      nodePortAddresses: nodePortAddresses(s, family, nodeIPs, primaryNodeIP),
+      masqueradeAll: s.masqueradeAll,
+      masqueradeBit: s.masqueradeBit,
+    };
+  });
+  return { families: result, nodeName: choice.name };
+}

@@ -1,0 +1,183 @@
+// IP addresses and CIDRs as parsed values. Everything kproxc prints comes from these values,
+// never from the input text, so an address can never carry nft or OpenFlow syntax.
+
+export type IPFamily = 4 | 6;
+
+export interface IP {
+  readonly family: IPFamily;
+  readonly bytes: Uint8Array; // 4 or 16 bytes, network order
+}
+
+export interface CIDR {
+  readonly addr: IP; // network address, host bits cleared
+  readonly prefix: number;
+}
+
+const V4_PART = /^(0|[1-9][0-9]{0,2})$/;
+
+function parseIPv4(s: string): Uint8Array | null {
+  const parts = s.split('.');
+  if (parts.length !== 4) return null;
+  const out = new Uint8Array(4);
+  for (let i = 0; i < 4; i++) {
+    if (!V4_PART.test(parts[i])) return null; // no leading zeros: "010" is ambiguous (octal)
+    const n = Number(parts[i]);
+    if (n > 255) return null;
+    out[i] = n;
+  }
+  return out;
+}
+
+function parseIPv6(s: string): Uint8Array | null {
+  if (s.length < 2 || s.length > 45) return null;
+  let head = s;
+  let tail4: Uint8Array | null = null;
+  const lastColon = s.lastIndexOf(':');
+  if (s.indexOf('.', lastColon) !== -1) {
+    tail4 = parseIPv4(s.slice(lastColon + 1));
+    if (!tail4) return null;
+    head = s.slice(0, lastColon + 1) + '0:0';
+  }
+  const dbl = head.indexOf('::');
+  if (dbl !== -1 && head.indexOf('::', dbl + 1) !== -1) return null;
+  const groupsOf = (part: string): number[] | null => {
+    if (part === '') return [];
+    const gs = part.split(':');
+    const out: number[] = [];
+    for (const g of gs) {
+      if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
+      out.push(parseInt(g, 16));
+    }
+    return out;
+  };
+  let groups: number[];
+  if (dbl !== -1) {
+    const left = groupsOf(head.slice(0, dbl));
+    const right = groupsOf(head.slice(dbl + 2));
+    if (!left || !right || left.length + right.length > 7) return null;
+    groups = [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+  } else {
+    const all = groupsOf(head);
+    if (!all || all.length !== 8) return null;
+    groups = all;
+  }
+  const out = new Uint8Array(16);
+  for (let i = 0; i < 8; i++) {
+    out[2 * i] = groups[i] >> 8;
+    out[2 * i + 1] = groups[i] & 0xff;
+  }
+  if (tail4) out.set(tail4, 12);
+  return out;
+}
+
+/** Parses an IPv4 or IPv6 address; null when the text is not one. */
+export function parseIP(s: string): IP | null {
+  if (typeof s !== 'string') return null;
+  if (s.includes(':')) {
+    const b = parseIPv6(s);
+    return b ? { family: 6, bytes: b } : null;
+  }
+  const b = parseIPv4(s);
+  return b ? { family: 4, bytes: b } : null;
+}
+
+/** Canonical text: dotted quad, or RFC 5952 (lower case, longest zero run compressed). */
+export function formatIP(ip: IP): string {
+  const b = ip.bytes;
+  if (ip.family === 4) return `${b[0]}.${b[1]}.${b[2]}.${b[3]}`;
+  const g: number[] = [];
+  for (let i = 0; i < 8; i++) g.push((b[2 * i] << 8) | b[2 * i + 1]);
+  let bestStart = -1;
+  let bestLen = 1; // RFC 5952: a single zero group is not compressed
+  for (let i = 0; i < 8; ) {
+    if (g[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && g[j] === 0) j++;
+    if (j - i > bestLen) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = (xs: number[]) => xs.map((x) => x.toString(16)).join(':');
+  if (bestStart === -1) return hex(g);
+  return `${hex(g.slice(0, bestStart))}::${hex(g.slice(bestStart + bestLen))}`;
+}
+
+export function isIPv4Mapped(ip: IP): boolean {
+  if (ip.family !== 6) return false;
+  for (let i = 0; i < 10; i++) if (ip.bytes[i] !== 0) return false;
+  return ip.bytes[10] === 0xff && ip.bytes[11] === 0xff;
+}
+
+export function isLoopback(ip: IP): boolean {
+  if (ip.family === 4) return ip.bytes[0] === 127;
+  for (let i = 0; i < 15; i++) if (ip.bytes[i] !== 0) return false;
+  return ip.bytes[15] === 1;
+}
+
+export function compareIP(a: IP, b: IP): number {
+  if (a.family !== b.family) return a.family - b.family;
+  for (let i = 0; i < a.bytes.length; i++) {
+    if (a.bytes[i] !== b.bytes[i]) return a.bytes[i] - b.bytes[i];
+  }
+  return 0;
+}
+
+export function ipEquals(a: IP, b: IP): boolean {
+  return compareIP(a, b) === 0;
+}
+
+function mask(bytes: Uint8Array, prefix: number): Uint8Array {
+  const out = new Uint8Array(bytes);
+  for (let i = 0; i < out.length; i++) {
+    const bits = Math.max(0, Math.min(8, prefix - 8 * i));
+    out[i] &= bits === 0 ? 0 : (0xff << (8 - bits)) & 0xff;
+  }
+  return out;
+}
+
+export interface ParsedCIDR {
+  cidr: CIDR;
+  hostBitsSet: boolean; // the text named an address inside the network, not the network itself
+}
+
+/** Parses "addr/len"; the result's address is the network (host bits cleared). */
+export function parseCIDR(s: string): ParsedCIDR | null {
+  if (typeof s !== 'string') return null;
+  const slash = s.indexOf('/');
+  if (slash === -1) return null;
+  const ip = parseIP(s.slice(0, slash));
+  const lenText = s.slice(slash + 1);
+  if (!ip || !/^(0|[1-9][0-9]{0,2})$/.test(lenText)) return null;
+  const prefix = Number(lenText);
+  if (prefix > (ip.family === 4 ? 32 : 128)) return null;
+  const net = mask(ip.bytes, prefix);
+  const hostBitsSet = compareIP(ip, { family: ip.family, bytes: net }) !== 0;
+  return { cidr: { addr: { family: ip.family, bytes: net }, prefix }, hostBitsSet };
+}
+
+export function formatCIDR(c: CIDR): string {
+  return `${formatIP(c.addr)}/${c.prefix}`;
+}
+
+export function cidrContains(c: CIDR, ip: IP): boolean {
+  if (c.addr.family !== ip.family) return false;
+  return compareIP(c.addr, { family: ip.family, bytes: mask(ip.bytes, c.prefix) }) === 0;
+}
+
+export function isZeroCIDR(c: CIDR): boolean {
+  return c.prefix === 0;
+}
+
+export function compareCIDR(a: CIDR, b: CIDR): number {
+  return compareIP(a.addr, b.addr) || a.prefix - b.prefix;
+}
+
+/** Hex of an IPv4 address as OpenFlow registers print it: 0x0af00001. */
+export function ipv4Hex(ip: IP): string {
+  return '0x' + Array.from(ip.bytes, (x) => x.toString(16).padStart(2, '0')).join('');
+}

@@ -1,0 +1,60 @@
+// Typed rule bodies. A rule is a list of statements built from these values; it is printed
+// to nft text (kube-proxy's spelling) by text.ts and to libnftables JSON (nft's canonical
+// listing form, so that `diff` can compare with `nft -j list ruleset`) by json.ts.
+import type { CIDR, IP } from '../net/ip.js';
+
+export type Family = 'ip' | 'ip6';
+
+export type Verdict =
+  | { kind: 'jump' | 'goto'; target: string }
+  | { kind: 'drop' | 'accept' | 'return' };
+
+/** Left-hand expressions: what a match or a map lookup reads from the packet. */
+export type Expr =
+  | { t: 'payload'; proto: 'ip' | 'ip6' | 'th' | 'tcp' | 'udp' | 'sctp'; field: 'saddr' | 'daddr' | 'dport' }
+  | { t: 'meta'; key: 'l4proto' | 'mark' | 'iifname' }
+  | { t: 'ct'; key: 'state' }
+  | { t: 'fib'; flag: 'saddr' | 'daddr'; result: 'type' }
+  | { t: 'concat'; parts: Expr[] }
+  | { t: 'and'; left: Expr; mask: number }
+  | { t: 'numgen'; mod: number };
+
+/** Right-hand values of a match. */
+export type Value =
+  | { t: 'ip'; ip: IP }
+  | { t: 'prefix'; cidr: CIDR }
+  | { t: 'num'; n: number }
+  | { t: 'sym'; s: 'new' | 'local' | 'tcp' | 'udp' | 'sctp' }
+  | { t: 'str'; s: string } // quoted: interface names (with a trailing * wildcard)
+  | { t: 'setref'; name: string }
+  | { t: 'anonset'; items: Value[] };
+
+export type Stmt =
+  | { t: 'match'; left: Expr; op: '==' | '!='; right: Value }
+  | { t: 'vmap'; key: Expr; map: string }
+  | { t: 'numgen-vmap'; mod: number; targets: Verdict[] }
+  | { t: 'verdict'; v: Verdict }
+  | { t: 'mark-set'; op: 'or' | 'xor'; value: number }
+  | { t: 'masquerade'; fullyRandom: boolean }
+  | { t: 'dnat'; ip: IP; port: number }
+  | { t: 'update'; set: string; key: Expr }
+  | { t: 'reject' };
+
+// Small constructors, so that backends read like the rules they make.
+export const payload = (proto: 'ip' | 'ip6' | 'th' | 'tcp' | 'udp' | 'sctp', field: 'saddr' | 'daddr' | 'dport'): Expr => ({
+  t: 'payload',
+  proto,
+  field,
+});
+export const meta = (key: 'l4proto' | 'mark' | 'iifname'): Expr => ({ t: 'meta', key });
+export const concat = (...parts: Expr[]): Expr => ({ t: 'concat', parts });
+export const eq = (left: Expr, right: Value): Stmt => ({ t: 'match', left, op: '==', right });
+export const ne = (left: Expr, right: Value): Stmt => ({ t: 'match', left, op: '!=', right });
+export const ipv = (ip: IP): Value => ({ t: 'ip', ip });
+export const prefix = (cidr: CIDR): Value => ({ t: 'prefix', cidr });
+export const num = (n: number): Value => ({ t: 'num', n });
+export const setref = (name: string): Value => ({ t: 'setref', name });
+export const jump = (target: string): Stmt => ({ t: 'verdict', v: { kind: 'jump', target } });
+export const goto = (target: string): Stmt => ({ t: 'verdict', v: { kind: 'goto', target } });
+export const verdict = (v: Verdict): Stmt => ({ t: 'verdict', v });
+export const ctStateNew: Stmt = { t: 'match', left: { t: 'ct', key: 'state' }, op: '==', right: { t: 'sym', s: 'new' } };

@@ -1,0 +1,110 @@
+// nftables objects as typed values. Each is checked where it is made (names, types,
+// references), so a malformed object is our bug and fails loudly before anything prints.
+import { InternalError } from '../diag/diagnostic.js';
+import type { IP } from '../net/ip.js';
+import type { Family, Stmt, Verdict } from './expr.js';
+
+export type { Family };
+
+// nft identifiers: a letter, underscore or dot first, then [A-Za-z0-9_./-]; the kernel
+// limits names to 256 bytes (NFT_NAME_MAXLEN), as knftables' NameLengthMax.
+const NAME_RE = /^[A-Za-z_.][A-Za-z0-9_./-]*$/;
+export const NAME_LENGTH_MAX = 256;
+
+export function checkName(what: string, name: string): void {
+  if (!NAME_RE.test(name) || name.length > NAME_LENGTH_MAX) {
+    throw new InternalError(`invalid nft ${what} name ${JSON.stringify(name)}`);
+  }
+}
+
+// Comments are printed inside double quotes; nft has no escape for a quote, so a comment
+// that could end its string is refused here rather than escaped.
+const COMMENT_RE = /^[^"\\\x00-\x1f\x7f]{0,128}$/;
+export function checkComment(comment: string | undefined): void {
+  if (comment !== undefined && !COMMENT_RE.test(comment)) {
+    throw new InternalError(`comment ${JSON.stringify(comment)} cannot be printed safely`);
+  }
+}
+
+export type Hook = 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting';
+
+export interface BaseChainSpec {
+  type: 'filter' | 'nat';
+  hook: Hook;
+  priority: number; // numeric: nft 1.0.6 refuses "dstnat" outside prerouting
+  policy?: 'accept' | 'drop';
+}
+
+export interface Table {
+  family: Family;
+  name: string;
+  comment?: string;
+}
+
+export interface Chain {
+  name: string;
+  base?: BaseChainSpec;
+  comment?: string;
+}
+
+export type DataType = 'ipv4_addr' | 'ipv6_addr' | 'inet_proto' | 'inet_service';
+
+export interface NftSet {
+  name: string;
+  /** 'set' holds keys; 'map' maps keys to verdicts. */
+  kind: 'set' | 'map';
+  keyType: DataType[];
+  flags?: ('dynamic' | 'timeout' | 'interval')[];
+  timeoutSeconds?: number;
+  comment?: string;
+}
+
+export type KeyPart =
+  | { t: 'ip'; ip: IP }
+  | { t: 'proto'; name: 'tcp' | 'udp' | 'sctp' }
+  | { t: 'port'; n: number };
+
+export interface Element {
+  set: string;
+  key: KeyPart[];
+  value?: Verdict; // maps only
+  comment?: string;
+}
+
+export interface Rule {
+  chain: string;
+  stmts: Stmt[];
+  comment?: string;
+  handle?: number; // only for rules read from a live listing
+}
+
+export function makeChain(c: Chain): Chain {
+  checkName('chain', c.name);
+  checkComment(c.comment);
+  return c;
+}
+
+export function makeSet(s: NftSet): NftSet {
+  checkName(s.kind, s.name);
+  checkComment(s.comment);
+  if (s.keyType.length === 0) throw new InternalError(`${s.kind} ${s.name} has no key type`);
+  return s;
+}
+
+export function makeRule(r: Rule): Rule {
+  checkName('chain', r.chain);
+  checkComment(r.comment);
+  if (r.stmts.length === 0) throw new InternalError(`empty rule in chain ${r.chain}`);
+  return r;
+}
+
+export function makeElement(e: Element): Element {
+  checkName('set', e.set);
+  checkComment(e.comment);
+  for (const p of e.key) {
+    if (p.t === 'port' && !(Number.isInteger(p.n) && p.n >= 0 && p.n <= 65535)) {
+      throw new InternalError(`port ${p.n} out of range in element of ${e.set}`);
+    }
+  }
+  return e;
+}

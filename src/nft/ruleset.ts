@@ -1,0 +1,196 @@
+// The contents of one table, built with checks: every rule's chain exists, every jump,
+// goto, @set and vmap names an object of the table, and no key is given two values.
+// Order never depends on insertion: the writer sorts chains, sets and elements.
+import { InternalError } from '../diag/diagnostic.js';
+import { compareIP, formatIP } from '../net/ip.js';
+import type { Expr, Stmt, Value, Verdict } from './expr.js';
+import {
+  type Chain,
+  type Element,
+  type KeyPart,
+  type NftSet,
+  type Rule,
+  type Table,
+  makeChain,
+  makeElement,
+  makeRule,
+  makeSet,
+} from './objects.js';
+
+export interface SetContents {
+  set: NftSet;
+  elements: Element[]; // sorted by key
+}
+
+export interface ChainContents {
+  chain: Chain;
+  rules: Rule[]; // in order
+}
+
+export interface TableContents {
+  table: Table;
+  chains: ChainContents[]; // sorted by name
+  sets: SetContents[]; // sorted by name
+}
+
+export function keyString(key: KeyPart[]): string {
+  return key.map((p) => (p.t === 'ip' ? formatIP(p.ip) : p.t === 'proto' ? p.name : String(p.n))).join(' . ');
+}
+
+export function compareKeys(a: KeyPart[], b: KeyPart[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i];
+    const y = b[i];
+    let c = 0;
+    if (x.t === 'ip' && y.t === 'ip') c = compareIP(x.ip, y.ip);
+    else if (x.t === 'port' && y.t === 'port') c = x.n - y.n;
+    else if (x.t === 'proto' && y.t === 'proto') c = x.name < y.name ? -1 : x.name > y.name ? 1 : 0;
+    else c = x.t < y.t ? -1 : 1;
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
+}
+
+export function verdictEquals(a: Verdict | undefined, b: Verdict | undefined): boolean {
+  if (!a || !b) return a === b;
+  if (a.kind !== b.kind) return false;
+  return !('target' in a) || a.target === (b as { target: string }).target;
+}
+
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export interface ElementConflict {
+  existing: Element;
+  rejected: Element;
+}
+
+export class TableBuilder {
+  private readonly chains = new Map<string, ChainContents>();
+  private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element> }>();
+  readonly conflicts: ElementConflict[] = [];
+
+  constructor(readonly table: Table) {}
+
+  /** Creates the chain, or returns the one of that name (kube-proxy's ensureChain). */
+  chain(c: Chain): void {
+    const existing = this.chains.get(c.name);
+    if (existing) {
+      if (JSON.stringify(existing.chain) !== JSON.stringify(c)) {
+        throw new InternalError(`chain ${c.name} defined twice with different properties`);
+      }
+      return;
+    }
+    this.chains.set(c.name, { chain: makeChain(c), rules: [] });
+  }
+
+  hasChain(name: string): boolean {
+    return this.chains.has(name);
+  }
+
+  set(s: NftSet): void {
+    const existing = this.sets.get(s.name);
+    if (existing) {
+      if (JSON.stringify(existing.set) !== JSON.stringify(s)) {
+        throw new InternalError(`${s.kind} ${s.name} defined twice with different properties`);
+      }
+      return;
+    }
+    this.sets.set(s.name, { set: makeSet(s), elements: new Map() });
+  }
+
+  rule(r: Rule): void {
+    const chain = this.chains.get(r.chain);
+    if (!chain) throw new InternalError(`rule added to missing chain ${r.chain}`);
+    chain.rules.push(makeRule(r));
+  }
+
+  /**
+   * Adds an element. The same key with the same value is kept once; the same key with
+   * another value is refused (nft would fail the whole load with "File exists") and
+   * recorded as a conflict for the caller to report.
+   */
+  element(e: Element): boolean {
+    const s = this.sets.get(e.set);
+    if (!s) throw new InternalError(`element added to missing set ${e.set}`);
+    if ((s.set.kind === 'map') !== (e.value !== undefined)) {
+      throw new InternalError(`element of ${e.set} ${e.value ? 'has' : 'lacks'} a value`);
+    }
+    if (e.key.length !== s.set.keyType.length) throw new InternalError(`element key of ${e.set} has the wrong arity`);
+    const k = keyString(e.key);
+    const existing = s.elements.get(k);
+    if (existing) {
+      if (verdictEquals(existing.value, e.value)) return true;
+      this.conflicts.push({ existing, rejected: e });
+      return false;
+    }
+    s.elements.set(k, makeElement(e));
+    return true;
+  }
+
+  finish(): TableContents {
+    const contents: TableContents = {
+      table: this.table,
+      chains: [...this.chains.values()].sort((a, b) => byName(a.chain.name, b.chain.name)),
+      sets: [...this.sets.values()]
+        .map((s) => ({ set: s.set, elements: [...s.elements.values()].sort((a, b) => compareKeys(a.key, b.key)) }))
+        .sort((a, b) => byName(a.set.name, b.set.name)),
+    };
+    checkReferences(contents);
+    return contents;
+  }
+}
+
+function verdictTargets(v: Verdict): string[] {
+  return 'target' in v ? [v.target] : [];
+}
+
+function exprSetRefs(e: Expr): string[] {
+  return e.t === 'concat' ? e.parts.flatMap(exprSetRefs) : e.t === 'and' ? exprSetRefs(e.left) : [];
+}
+
+function valueSetRefs(v: Value): string[] {
+  return v.t === 'setref' ? [v.name] : v.t === 'anonset' ? v.items.flatMap(valueSetRefs) : [];
+}
+
+/** Chains and sets a statement refers to. */
+export function stmtReferences(s: Stmt): { chains: string[]; sets: string[] } {
+  switch (s.t) {
+    case 'match':
+      return { chains: [], sets: [...exprSetRefs(s.left), ...valueSetRefs(s.right)] };
+    case 'vmap':
+      return { chains: [], sets: [s.map] };
+    case 'numgen-vmap':
+      return { chains: s.targets.flatMap(verdictTargets), sets: [] };
+    case 'verdict':
+      return { chains: verdictTargets(s.v), sets: [] };
+    case 'update':
+      return { chains: [], sets: [s.set] };
+    default:
+      return { chains: [], sets: [] };
+  }
+}
+
+function checkReferences(t: TableContents): void {
+  const chains = new Set(t.chains.map((c) => c.chain.name));
+  const sets = new Set(t.sets.map((s) => s.set.name));
+  for (const c of t.chains) {
+    for (const r of c.rules) {
+      for (const s of r.stmts) {
+        const refs = stmtReferences(s);
+        for (const name of refs.chains) {
+          if (!chains.has(name)) throw new InternalError(`rule in ${c.chain.name} refers to missing chain ${name}`);
+        }
+        for (const name of refs.sets) {
+          if (!sets.has(name)) throw new InternalError(`rule in ${c.chain.name} refers to missing set ${name}`);
+        }
+      }
+    }
+  }
+  for (const s of t.sets) {
+    for (const e of s.elements) {
+      for (const name of e.value ? verdictTargets(e.value) : []) {
+        if (!chains.has(name)) throw new InternalError(`element of ${s.set.name} refers to missing chain ${name}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// nft text, flat: one operation per line in the form knftables and kube-proxy's tests use
+// (`add rule ip kube-proxy CHAIN ...`), so a one-endpoint change is a one-line diff.
+import { InternalError } from '../diag/diagnostic.js';
+import { formatCIDR, formatIP } from '../net/ip.js';
+import type { Expr, Stmt, Value, Verdict } from './expr.js';
+import type { Element, KeyPart, NftSet } from './objects.js';
+import type { Op, Transaction } from './transaction.js';
+
+/** Marks print as kube-proxy formats them (Go's %#08x): 0x00004000. */
+export function markHex(n: number): string {
+  return '0x' + n.toString(16).padStart(8, '0');
+}
+
+export function exprText(e: Expr): string {
+  switch (e.t) {
+    case 'payload':
+      return `${e.proto} ${e.field}`;
+    case 'meta':
+      return e.key === 'l4proto' ? 'meta l4proto' : e.key;
+    case 'ct':
+      return 'ct state';
+    case 'fib':
+      return `fib ${e.flag} type`;
+    case 'concat':
+      return e.parts.map(exprText).join(' . ');
+    case 'and':
+      return `${exprText(e.left)} and ${markHex(e.mask)}`;
+    case 'numgen':
+      return `numgen random mod ${e.mod}`;
+  }
+}
+
+export function valueText(v: Value): string {
+  switch (v.t) {
+    case 'ip':
+      return formatIP(v.ip);
+    case 'prefix':
+      return formatCIDR(v.cidr);
+    case 'num':
+      return String(v.n);
+    case 'sym':
+      return v.s;
+    case 'str':
+      if (!/^[A-Za-z0-9_.:@+-]+\*?$/.test(v.s)) throw new InternalError(`unprintable string ${JSON.stringify(v.s)}`);
+      return `"${v.s}"`;
+    case 'setref':
+      return `@${v.name}`;
+    case 'anonset':
+      return `{ ${v.items.map(valueText).join(' , ')} }`;
+  }
+}
+
+export function verdictText(v: Verdict): string {
+  return 'target' in v ? `${v.kind} ${v.target}` : v.kind;
+}
+
+export function stmtText(s: Stmt): string {
+  switch (s.t) {
+    case 'match':
+      if (s.left.t === 'and') return `${exprText(s.left)} ${s.op} ${valueText(s.right)}`;
+      return s.op === '==' ? `${exprText(s.left)} ${valueText(s.right)}` : `${exprText(s.left)} != ${valueText(s.right)}`;
+    case 'vmap':
+      return `${exprText(s.key)} vmap @${s.map}`;
+    case 'numgen-vmap':
+      return `numgen random mod ${s.mod} vmap { ${s.targets.map((v, i) => `${i} : ${verdictText(v)}`).join(' , ')} }`;
+    case 'verdict':
+      return verdictText(s.v);
+    case 'mark-set':
+      return `mark set mark ${s.op} ${markHex(s.value)}`;
+    case 'masquerade':
+      return s.fullyRandom ? 'masquerade fully-random' : 'masquerade';
+    case 'dnat':
+      return s.ip.family === 6 ? `dnat to [${formatIP(s.ip)}]:${s.port}` : `dnat to ${formatIP(s.ip)}:${s.port}`;
+    case 'update':
+      return `update @${s.set} { ${exprText(s.key)} }`;
+    case 'reject':
+      return 'reject';
+  }
+}
+
+export function ruleBodyText(stmts: Stmt[]): string {
+  return stmts.map(stmtText).join(' ');
+}
+
+function keyPartText(p: KeyPart): string {
+  return p.t === 'ip' ? formatIP(p.ip) : p.t === 'proto' ? p.name : String(p.n);
+}
+
+/** `{ key comment "c" : verdict }` for add; just `{ key }` for delete (nft ignores the rest). */
+export function elementText(e: Element, forAdd: boolean): string {
+  const key = e.key.map(keyPartText).join(' . ');
+  const comment = forAdd && e.comment !== undefined ? ` comment "${e.comment}"` : '';
+  const value = forAdd && e.value ? ` : ${verdictText(e.value)}` : '';
+  return `{ ${key}${comment}${value} }`;
+}
+
+function setSpec(s: NftSet): string {
+  const parts = [`type ${s.keyType.join(' . ')}${s.kind === 'map' ? ' : verdict' : ''}`];
+  if (s.flags?.length) parts.push(`flags ${s.flags.join(',')}`);
+  if (s.timeoutSeconds !== undefined) parts.push(`timeout ${s.timeoutSeconds}s`);
+  if (s.comment !== undefined) parts.push(`comment "${s.comment}"`);
+  return `{ ${parts.map((p) => `${p} ;`).join(' ')} }`;
+}
+
+export function opText(op: Op): string {
+  switch (op.t) {
+    case 'table': {
+      const head = `${op.verb} table ${op.table.family} ${op.table.name}`;
+      return op.verb === 'add' && op.table.comment !== undefined ? `${head} { comment "${op.table.comment}" ; }` : head;
+    }
+    case 'chain': {
+      const head = `${op.verb} chain ${op.table.family} ${op.table.name} ${op.chain.name}`;
+      if (op.verb !== 'add') return head;
+      const parts: string[] = [];
+      const b = op.chain.base;
+      if (b) {
+        parts.push(`type ${b.type} hook ${b.hook} priority ${b.priority} ;`);
+        if (b.policy) parts.push(`policy ${b.policy} ;`);
+      }
+      if (op.chain.comment !== undefined) parts.push(`comment "${op.chain.comment}" ;`);
+      return parts.length ? `${head} { ${parts.join(' ')} }` : head;
+    }
+    case 'set': {
+      const head = `${op.verb} ${op.set.kind} ${op.table.family} ${op.table.name} ${op.set.name}`;
+      return op.verb === 'add' ? `${head} ${setSpec(op.set)}` : head;
+    }
+    case 'rule': {
+      const head = `${op.verb} rule ${op.table.family} ${op.table.name} ${op.rule.chain}`;
+      if (op.verb === 'delete') return `${head} handle ${op.rule.handle}`;
+      const comment = op.rule.comment !== undefined ? ` comment "${op.rule.comment}"` : '';
+      return `${head} ${ruleBodyText(op.rule.stmts)}${comment}`;
+    }
+    case 'element':
+      return `${op.verb} element ${op.table.family} ${op.table.name} ${op.set.name} ${elementText(
+        op.element,
+        op.verb === 'add',
+      )}`;
+  }
+}
+
+/** The whole transaction as text, one line per operation, ending in a newline. */
+export function transactionText(tx: Transaction): string {
+  return tx.length === 0 ? '' : tx.map(opText).join('\n') + '\n';
+}

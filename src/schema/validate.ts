@@ -1,0 +1,118 @@
+// ajv (allErrors) over each object by kind; every schema error becomes a diagnostic that
+// points at the offending field in its file.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Diagnostic } from '../diag/diagnostic.js';
+import type { FieldPath, SourceObject } from '../input/source.js';
+import {
+  endpointSliceSchema,
+  endpointsSchema,
+  kubeProxyConfigurationSchema,
+  nodeSchema,
+  serviceCIDRSchema,
+  serviceSchema,
+} from './kinds.js';
+
+export type KnownKind = 'Service' | 'EndpointSlice' | 'Endpoints' | 'Node' | 'ServiceCIDR' | 'KubeProxyConfiguration';
+
+/** apiVersion/kind pairs we read; anything else is skipped with a warning. */
+const KINDS: Record<string, { kind: KnownKind; versions: string[] }> = {
+  Service: { kind: 'Service', versions: ['v1'] },
+  EndpointSlice: { kind: 'EndpointSlice', versions: ['discovery.k8s.io/v1'] },
+  Endpoints: { kind: 'Endpoints', versions: ['v1'] },
+  Node: { kind: 'Node', versions: ['v1'] },
+  ServiceCIDR: { kind: 'ServiceCIDR', versions: ['networking.k8s.io/v1', 'networking.k8s.io/v1beta1', 'networking.k8s.io/v1alpha1'] },
+  KubeProxyConfiguration: { kind: 'KubeProxyConfiguration', versions: ['kubeproxy.config.k8s.io/v1alpha1'] },
+};
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators: Record<KnownKind, ValidateFunction> = {
+  Service: ajv.compile(serviceSchema),
+  EndpointSlice: ajv.compile(endpointSliceSchema),
+  Endpoints: ajv.compile(endpointsSchema),
+  Node: ajv.compile(nodeSchema),
+  ServiceCIDR: ajv.compile(serviceCIDRSchema),
+  KubeProxyConfiguration: ajv.compile(kubeProxyConfigurationSchema),
+};
+
+export function fieldPathText(p: FieldPath): string {
+  let out = '';
+  for (const k of p) {
+    if (typeof k === 'number') out += `[${k}]`;
+    else if (!/^[A-Za-z0-9_-]+$/.test(k)) out += `[${JSON.stringify(k)}]`;
+    else out += out ? `.${k}` : k;
+  }
+  return out;
+}
+
+export function objectName(value: unknown): string | undefined {
+  const md = (value as { metadata?: { name?: unknown; namespace?: unknown } })?.metadata;
+  if (!md || typeof md.name !== 'string') return undefined;
+  return typeof md.namespace === 'string' ? `${md.namespace}/${md.name}` : md.name;
+}
+
+function schemaMessage(e: ErrorObject): { path: FieldPath; message: string } {
+  const path: FieldPath = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  switch (e.keyword) {
+    case 'required':
+      return { path: [...path, (e.params as { missingProperty: string }).missingProperty], message: 'required field is missing' };
+    case 'enum':
+      return { path, message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}` };
+    case 'type':
+      return { path, message: `must be of type ${(e.params as { type: string | string[] }).type}` };
+    case 'minimum':
+    case 'maximum':
+      return { path, message: `${e.message} (value out of range)` };
+    default:
+      return { path, message: e.message ?? 'invalid' };
+  }
+}
+
+export interface TypedObject {
+  kind: KnownKind;
+  source: SourceObject;
+}
+
+/** Sorts objects into known kinds (schema-checked) and warnings for the rest. */
+export function validateObjects(objects: SourceObject[]): { typed: TypedObject[]; diagnostics: Diagnostic[] } {
+  const typed: TypedObject[] = [];
+  const diagnostics: Diagnostic[] = [];
+  for (const o of objects) {
+    const v = o.value as { apiVersion?: unknown; kind?: unknown };
+    const name = objectName(o.value);
+    if (typeof v.kind !== 'string' || typeof v.apiVersion !== 'string') {
+      diagnostics.push({
+        severity: 'error',
+        pos: o.locate([typeof v.kind !== 'string' ? 'kind' : 'apiVersion']),
+        object: name,
+        field: typeof v.kind !== 'string' ? 'kind' : 'apiVersion',
+        message: 'required field is missing or not a string',
+      });
+      continue;
+    }
+    const known = KINDS[v.kind];
+    if (!known || !known.versions.includes(v.apiVersion)) {
+      diagnostics.push({
+        severity: 'warning',
+        pos: o.locate([]),
+        kind: v.kind,
+        object: name,
+        message: `${v.apiVersion} ${v.kind} is not read by kproxc; skipped`,
+      });
+      continue;
+    }
+    const validate = validators[known.kind];
+    if (!validate(o.value)) {
+      for (const e of validate.errors ?? []) {
+        const { path, message } = schemaMessage(e);
+        diagnostics.push({ severity: 'error', pos: o.locate(path), kind: known.kind, object: name, field: fieldPathText(path), message });
+      }
+      continue;
+    }
+    typed.push({ kind: known.kind, source: o });
+  }
+  return { typed, diagnostics };
+}

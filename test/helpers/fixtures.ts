@@ -1,0 +1,75 @@
+// Golden cases: fixtures/<case>.yaml with optional `# kproxc-args: ...` header lines,
+// compiled and compared with golden/<case>.<ext>. UPDATE_GOLDEN=1 rewrites; a normal run
+// never writes.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { ROOT } from './kproxc.js';
+
+export const FIXTURES = path.join(ROOT, 'fixtures');
+export const GOLDEN = path.join(ROOT, 'golden');
+export const UPDATE = process.env.UPDATE_GOLDEN === '1';
+
+export interface Fixture {
+  name: string;
+  file: string;
+  args: string[];
+  text: string;
+}
+
+export function fixtureArgs(text: string): string[] {
+  const args: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^#\s*kproxc-args:\s*(.*)$/.exec(line);
+    if (m) args.push(...m[1].trim().split(/\s+/).filter(Boolean));
+  }
+  return args;
+}
+
+export function listFixtures(dir = FIXTURES): Fixture[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.yaml'))
+    .sort()
+    .map((n) => {
+      const file = path.join(dir, n);
+      const text = fs.readFileSync(file, 'utf8');
+      return { name: n.replace(/\.yaml$/, ''), file, args: fixtureArgs(text), text };
+    });
+}
+
+/** Compares with the golden file, or writes it under UPDATE_GOLDEN=1. Returns the expected text. */
+export function golden(rel: string, actual: string): string {
+  const file = path.join(GOLDEN, rel);
+  if (UPDATE) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== actual) fs.writeFileSync(file, actual);
+    return actual;
+  }
+  if (!fs.existsSync(file)) throw new Error(`golden file ${rel} is missing; run UPDATE_GOLDEN=1 npm test and review it`);
+  return fs.readFileSync(file, 'utf8');
+}
+
+/** Deterministic shuffle (xorshift) of every object of a snapshot, Lists flattened. */
+export function shuffledSnapshot(text: string, seed: number): string {
+  const objects: unknown[] = [];
+  for (const doc of parseAllDocuments(text) as unknown as { toJS(): unknown }[]) {
+    const v = doc.toJS() as { kind?: string; items?: unknown[] } | null;
+    if (!v) continue;
+    if (v.kind === 'List' && Array.isArray(v.items)) objects.push(...v.items);
+    else objects.push(v);
+  }
+  let s = seed >>> 0 || 1;
+  const rnd = () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 4294967296;
+  };
+  for (let i = objects.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [objects[i], objects[j]] = [objects[j], objects[i]];
+  }
+  return objects.map((o) => stringify(o)).join('---\n');
+}
