@@ -140,8 +140,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     const program = buildProgram(io);
     program.exitOverride();
     await program.parseAsync(argv, { from: 'user' });
-    code = (program as unknown as { _kproxcExit?: number })._kproxcExit ?? EXIT_OK;
-    code = commandRegistry.lastExitCode ?? code;
+    code = commandRegistry.lastExitCode ?? EXIT_OK;
   } catch (e) {
     code = handleError(io, e, debug);
   }
