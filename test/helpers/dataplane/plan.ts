@@ -3,7 +3,7 @@
 // node, the other nodes and the off-cluster client hold. Pure data, so the builder only
 // carries it out and a test can print it when something fails.
 import { formatIP, parseCIDR } from '../../../src/net/ip.js';
-import { canon, type Family, familyOf, type Proto, type Snapshot, type SnapNode } from './snapshot.js';
+import { canon, type Family, familyOf, type Proto, type Snapshot, type SnapNode, within } from './snapshot.js';
 
 export interface Listener {
   proto: Proto;
@@ -81,7 +81,30 @@ function podsOf(snapshots: Snapshot[]): PodPlan[] {
   return [...pods.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/**
+ * A snapshot whose pod CIDRs fall outside its clusterCIDR makes the node masquerade its own
+ * pods' traffic (detectLocalMode ClusterCIDR), and a client pod outside the node's pod
+ * CIDRs is not a pod at all; both would make a scenario test something else than it says.
+ */
+function checkAddressing(snap: Snapshot, config: HarnessConfig): void {
+  for (const n of snap.nodes) {
+    for (const p of n.podCIDRs) {
+      const fam = snap.clusterCIDRs.filter((c) => familyOf(c) === familyOf(p));
+      if (fam.length && !fam.some((c) => within(p, c))) {
+        throw new Error(`${snap.file}: pod CIDR ${p} of ${n.name} is outside clusterCIDR ${fam.join(', ')}`);
+      }
+    }
+  }
+  const podCIDRs = snap.nodes.find((n) => n.name === snap.nodeName)?.podCIDRs ?? [];
+  for (const c of config.clients) {
+    for (const a of c.addrs) {
+      if (!podCIDRs.some((p) => within(a, p))) throw new Error(`client ${c.name}'s ${a} is outside ${snap.nodeName}'s pod CIDRs`);
+    }
+  }
+}
+
 export function planTopology(snapshots: Snapshot[], config: HarnessConfig): TopologyPlan {
+  for (const s of snapshots) checkAddressing(s, config);
   const first = snapshots[0];
   for (const s of snapshots) {
     if (s.nodeName !== first.nodeName) throw new Error(`${s.file} is for node ${s.nodeName}, ${first.file} for ${first.nodeName}`);

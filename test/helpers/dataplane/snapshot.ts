@@ -51,6 +51,8 @@ export interface SnapEndpoint {
 export interface Snapshot {
   file: string;
   nodeName: string;
+  /** KubeProxyConfiguration's clusterCIDR, one per family: what counts as a pod source. */
+  clusterCIDRs: string[];
   nodes: SnapNode[];
   services: SnapService[];
   endpoints: SnapEndpoint[];
@@ -136,6 +138,10 @@ export function readSnapshot(file: string): Snapshot {
   return {
     file,
     nodeName,
+    clusterCIDRs: String(config?.clusterCIDR ?? '')
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean),
     nodes,
     services: objs.filter((o) => o.kind === 'Service').map(readService),
     endpoints: objs.filter((o) => o.kind === 'EndpointSlice').flatMap(readSlice),
@@ -202,4 +208,12 @@ export function inSourceRanges(svc: SnapService, addr: string): boolean {
     const c = parseCIDR(r);
     return c !== null && cidrContains(c.cidr, ip);
   });
+}
+
+/** Whether CIDR (or address) `inner` lies wholly inside CIDR `outer`. */
+export function within(inner: string, outer: string): boolean {
+  const o = parseCIDR(outer);
+  const i = inner.includes('/') ? parseCIDR(inner)?.cidr : { addr: parseIP(inner)!, prefix: familyOf(inner) === 6 ? 128 : 32 };
+  if (!o || !i) throw new Error(`not a CIDR: ${o ? inner : outer}`);
+  return i.prefix >= o.cidr.prefix && cidrContains(o.cidr, i.addr);
 }

@@ -1,7 +1,7 @@
 // Carries out a TopologyPlan with network namespaces, veth pairs, one bridge and routes:
 //
 //   external (router + off-cluster client, LAN bridge) ── node (kproxc ruleset) ── pods
-//          └── remote node(s) (endpoints of other nodes on a dummy device)
+//          └── remote node(s) (endpoints of other nodes on their loopback)
 //
 // Every link is created inside our own namespaces (`ip -n NS link add ... peer ... netns
 // OTHER`), so no interface ever appears in the root namespace, and deleting the namespaces
@@ -60,7 +60,10 @@ function newNamespace(role: string, track: (ns: Netns) => void, forward: boolean
   track(ns);
   // Duplicate address detection would keep IPv6 addresses tentative for a second or two.
   const settings = ['net.ipv6.conf.all.accept_dad=0', 'net.ipv6.conf.default.accept_dad=0'];
-  if (forward) settings.push('net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1');
+  // The node's reject rules answer with ICMP, which the kernel limits per destination to
+  // a burst of six and then one a second: a run of refused probes would see later refusals
+  // as timeouts. The limit is the kernel's policy, not the ruleset's, so the node lifts it.
+  if (forward) settings.push('net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1', 'net.ipv4.icmp_ratelimit=0', 'net.ipv6.icmp.ratelimit=0');
   ns.exec('sysctl', ['-q', '-w', ...settings]);
   ipBatch(ns, ['link set lo up']);
   return ns;
@@ -117,12 +120,11 @@ export function buildTopology(plan: TopologyPlan, track: (ns: Netns) => void): T
   plan.others.forEach((other, i) => {
     const ns = newNamespace(`remote${i}`, track, false);
     lanPort(ns, i + 1, other.lanAddrs);
-    const dummy = `${tag}d`;
+    // The other node's pods are addresses on its loopback: the dummy link type is not
+    // available on every kernel the suite runs on, and loopback delivers just the same.
     const podAddrs = plan.remotePods.filter((p) => p.node === other.name).flatMap((p) => p.addrs);
     ipBatch(ns, [
-      `link add ${dummy} type dummy`,
-      `link set ${dummy} up`,
-      ...podAddrs.map((a) => addrLine(a, dummy, hostPrefix(a))),
+      ...podAddrs.map((a) => addrLine(a, 'lo', hostPrefix(a))),
       ...podCIDRRoutes(other.name, allNodes),
       ...defaultRoutes(config),
     ]);
