@@ -19,11 +19,17 @@ export const DEFAULT_CONFIG: HarnessConfig = {
   lanPrefix: { 4: 24, 6: 64 },
   router: ['192.168.10.1', 'fd00:168:10::1'],
   outsideSources: ['203.0.113.7', '198.18.0.7'],
+  // Three IPv4 sources each: session affinity is per source address, and six sources make
+  // it near certain that some stay on an endpoint a later snapshot keeps.
   clients: [
-    { name: 'client-a', addrs: ['10.244.1.100', 'fd00:244:1::100'] },
-    { name: 'client-b', addrs: ['10.244.1.101', 'fd00:244:1::101'] },
+    { name: 'client-a', addrs: ['10.244.1.100', '10.244.1.102', '10.244.1.104', 'fd00:244:1::100'] },
+    { name: 'client-b', addrs: ['10.244.1.101', '10.244.1.103', '10.244.1.105', 'fd00:244:1::101'] },
   ],
 };
+
+/** Source ports for UDP probes: below 32768, where the kernel's ephemeral range starts. */
+const UDP_PORT_FIRST = 20000;
+const UDP_PORT_LAST = 32000;
 
 /** Where a probe runs: a pod on the node (local endpoint or client), or the off-cluster client. */
 export type Origin = string;
@@ -36,6 +42,7 @@ export class Cluster {
   /** The snapshot whose ruleset the node holds now. */
   current?: Snapshot;
   private destroyed = false;
+  private nextUdpPort = UDP_PORT_FIRST;
 
   private constructor(
     readonly snapshots: Snapshot[],
@@ -101,12 +108,25 @@ export class Cluster {
     return r.stdout;
   }
 
-  /** Runs probe jobs from a pod on the node or from the off-cluster client. */
+  /**
+   * Runs probe jobs from a pod on the node or from the off-cluster client. Every UDP
+   * exchange of the cluster's life gets a source port of its own, below the kernel's
+   * ephemeral range: a UDP conntrack entry outlives a ruleset change (kube-proxy deletes
+   * stale ones with the conntrack tool, which the suite does not have), and a later probe
+   * that happened to reuse its ports would follow the old entry, not the new rules.
+   */
   probe(from: Origin, jobs: ProbeJob[]): Promise<ProbeResult[][]> {
     const t = this.topology!;
     const ns = from === EXTERNAL ? t.external : t.pods.get(from);
     if (!ns) throw new Error(`no namespace for ${from}`);
-    return probe(ns, jobs);
+    const numbered = jobs.map((j) => {
+      if (j.proto !== 'udp' || j.sourcePort !== undefined) return j;
+      const sourcePort = this.nextUdpPort;
+      this.nextUdpPort += j.count;
+      if (this.nextUdpPort > UDP_PORT_LAST) throw new Error('the cluster ran out of UDP source ports: probe less');
+      return { ...j, sourcePort };
+    });
+    return probe(ns, numbered);
   }
 
   /** Stops every server by pid, then removes every namespace (and with them every link). */

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A client in the namespace data plane: runs a list of jobs, each `count` TCP connections
-// or UDP exchanges to host:port (optionally from a chosen local address), and prints one
+// or UDP exchanges to host:port (optionally from a chosen local address and, for UDP, a
+// chosen first source port), and prints one
 // JSON array per job with what answered: the echo server's reply, or the error (a refusal
 // is ECONNREFUSED, a silent drop is ETIMEDOUT). Every attempt is bounded by timeoutMs and
 // every job by count, so a probe can never hang.
@@ -61,7 +62,7 @@ function attemptUdp(job) {
         finish({ ok: false, error: 'EBADREPLY', data: msg.toString('utf8') });
       }
     });
-    sock.bind({ address: job.from, port: 0 }, () => {
+    sock.bind({ address: job.from, port: job.sourcePort ?? 0 }, () => {
       sock.connect(job.port, job.host, (err) => {
         if (err) return finish({ ok: false, error: err.code ?? err.message });
         sock.send('probe');
@@ -73,9 +74,11 @@ function attemptUdp(job) {
 async function runJob(job) {
   const j = { ...job, count: Math.min(job.count ?? 1, MAX_COUNT), timeoutMs: Math.min(job.timeoutMs ?? 2000, MAX_TIMEOUT_MS) };
   const attempt = j.proto === 'udp' ? attemptUdp : attemptTcp;
-  if (j.parallel) return Promise.all(Array.from({ length: j.count }, () => attempt(j)));
+  // Attempt i of a job with a first source port uses that port + i (UDP only).
+  const nth = (i) => (j.sourcePort ? { ...j, sourcePort: j.sourcePort + i } : j);
+  if (j.parallel) return Promise.all(Array.from({ length: j.count }, (_, i) => attempt(nth(i))));
   const out = [];
-  for (let i = 0; i < j.count; i++) out.push(await attempt(j));
+  for (let i = 0; i < j.count; i++) out.push(await attempt(nth(i)));
   return out;
 }
 

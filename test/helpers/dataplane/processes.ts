@@ -87,6 +87,8 @@ export interface ProbeJob {
   port: number;
   /** Local source address to connect from (one of the namespace's own). */
   from?: string;
+  /** UDP only: attempt i sends from this port + i (see Cluster.probe for why). */
+  sourcePort?: number;
   count: number;
   timeoutMs: number;
   /** All attempts at once: for probes expected to time out. */

@@ -69,19 +69,21 @@ function newNamespace(role: string, track: (ns: Netns) => void, forward: boolean
   return ns;
 }
 
-/** A pod behind a veth pair on the node: /32 and /128 addresses, default route via the gateway. */
+/**
+ * A pod behind a veth pair on the node: /32 and /128 addresses, default route via the
+ * gateway with the pod's first address of the family as source (a client pod holds
+ * several, and the scenarios expect that one unless they name another).
+ */
 function attachPod(node: Netns, nodePlan: NodePlan, pod: PodPlan, ns: Netns, dev: string): void {
   ipBatch(node, [`link add ${dev} type veth peer name eth0 netns ${ns.name}`]);
   const nodeSide = [`link set ${dev} up`];
-  const podSide = ['link set eth0 up'];
+  const podSide = ['link set eth0 up', ...pod.addrs.map((a) => addrLine(a, 'eth0', hostPrefix(a)))];
+  for (const a of pod.addrs) nodeSide.push(`route add ${a}/${hostPrefix(a)} dev ${dev}`);
   for (const gw of nodePlan.gateways) {
-    if (ofFamily(pod.addrs, familyOf(gw)).length === 0) continue;
+    const own = ofFamily(pod.addrs, familyOf(gw));
+    if (own.length === 0) continue;
     nodeSide.push(addrLine(gw, dev, hostPrefix(gw)));
-    podSide.push(`route add ${gw} dev eth0`, `route add default via ${gw} dev eth0`);
-  }
-  for (const a of pod.addrs) {
-    nodeSide.push(`route add ${a}/${hostPrefix(a)} dev ${dev}`);
-    podSide.unshift(addrLine(a, 'eth0', hostPrefix(a)));
+    podSide.push(`route add ${gw} dev eth0 src ${own[0]}`, `route add default via ${gw} dev eth0 src ${own[0]}`);
   }
   ipBatch(node, nodeSide);
   ipBatch(ns, podSide);
