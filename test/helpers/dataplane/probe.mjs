@@ -4,7 +4,7 @@
 // chosen first source port), and prints one
 // JSON array per job with what answered: the echo server's reply, or the error (a refusal
 // is ECONNREFUSED, a silent drop is ETIMEDOUT). Every attempt is bounded by timeoutMs and
-// every job by count, so a probe can never hang.
+// every job by count (and by stopAfterFailures, default 2), so a probe can never hang.
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 
@@ -77,8 +77,15 @@ async function runJob(job) {
   // Attempt i of a job with a first source port uses that port + i (UDP only).
   const nth = (i) => (j.sourcePort ? { ...j, sourcePort: j.sourcePort + i } : j);
   if (j.parallel) return Promise.all(Array.from({ length: j.count }, (_, i) => attempt(nth(i))));
+  // A job that expects answers stops at its first failures: a broken ruleset should fail
+  // a scenario in seconds, not after count timeouts.
+  const stopAfter = j.stopAfterFailures ?? 2;
   const out = [];
-  for (let i = 0; i < j.count; i++) out.push(await attempt(nth(i)));
+  for (let i = 0, failures = 0; i < j.count && failures < stopAfter; i++) {
+    const r = await attempt(nth(i));
+    if (!r.ok) failures++;
+    out.push(r);
+  }
   return out;
 }
 

@@ -93,6 +93,8 @@ export interface ProbeJob {
   timeoutMs: number;
   /** All attempts at once: for probes expected to time out. */
   parallel?: boolean;
+  /** Stop after this many failed attempts (default 2); raise it when failures are expected. */
+  stopAfterFailures?: number;
 }
 
 export type ProbeResult =

@@ -29,7 +29,7 @@ const LEGACY = 'shop/legacy';
 const DNS = 'kube-system/kube-dns';
 
 /** Per attempt, when an answer is expected: generous, since it bounds only failures. */
-const ANSWER_MS = 2000;
+const ANSWER_MS = 1500;
 /** Per attempt, when a drop is expected: every such attempt costs this much. */
 const DROP_MS = 800;
 /** A refusal (TCP reset or ICMP unreachable) arrives in well under this. */
@@ -187,7 +187,7 @@ const noEndpoints: Scenario = {
   async run(c, snap) {
     const empty = portsWithoutEndpoints(snap);
     expect(empty.length, 'the snapshot has a Service port without endpoints').toBeGreaterThan(0);
-    const refused = (j: ProbeJob): ProbeJob => ({ ...j, count: 2, timeoutMs: 3000 });
+    const refused = (j: ProbeJob): ProbeJob => ({ ...j, count: 2, timeoutMs: 2000, stopAfterFailures: 2 });
     const inner = empty.map((e) => refused(job(e.sp, clusterIP(e.svc, e.family), e.sp.port, 0)));
     const outer = empty.filter((e) => e.sp.nodePort).map((e) => refused(job(e.sp, nodeIP(snap, e.family), e.sp.nodePort!, 0)));
     const [fromPod, fromOutside] = await Promise.all([c.probe(client(c).name, inner), c.probe(EXTERNAL, outer)]);
