@@ -56,6 +56,9 @@ export class Cluster {
   static async create(files: string[], config: HarnessConfig = DEFAULT_CONFIG): Promise<Cluster> {
     const snapshots = files.map(readSnapshot);
     const cluster = new Cluster(snapshots, planTopology(snapshots, config));
+    // A worker that exits without running afterAll (an uncaught error, process.exit) still
+    // removes the namespaces; only SIGKILL leaves them, for stale.ts to find.
+    process.once('exit', cluster.removeNamespaces);
     try {
       cluster.topology = buildTopology(cluster.plan, (ns) => cluster.namespaces.push(ns));
       await cluster.startServers();
@@ -141,8 +144,14 @@ export class Cluster {
     this.destroyed = true;
     const errors: unknown[] = [];
     for (const s of this.servers.splice(0)) await s.stop().catch((e) => errors.push(e));
-    for (const ns of this.namespaces.splice(0).reverse()) ns.destroy();
+    this.removeNamespaces();
+    process.removeListener('exit', this.removeNamespaces);
     if (errors.length) throw new AggregateError(errors, 'stopping the echo servers');
   }
+
+  /** Synchronous, for the exit hook: the echo servers exit when their standard input closes. */
+  private readonly removeNamespaces = (): void => {
+    for (const ns of this.namespaces.splice(0).reverse()) ns.destroy();
+  };
 }
 
