@@ -12,20 +12,29 @@ const jobs = JSON.parse(process.argv[2]);
 const MAX_COUNT = 200;
 const MAX_TIMEOUT_MS = 5000;
 
+/**
+ * The settle-once end of one attempt: the first outcome wins, the socket is released and
+ * the time taken recorded; no outcome within timeoutMs is ETIMEDOUT.
+ */
+function settler(timeoutMs, release, resolve) {
+  const t0 = Date.now();
+  let done = false;
+  const finish = (r) => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    release();
+    resolve({ ...r, ms: Date.now() - t0 });
+  };
+  const timer = setTimeout(() => finish({ ok: false, error: 'ETIMEDOUT' }), timeoutMs);
+  return finish;
+}
+
 function attemptTcp(job) {
   return new Promise((resolve) => {
-    const t0 = Date.now();
     let data = '';
-    let done = false;
-    const finish = (r) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.destroy();
-      resolve({ ...r, ms: Date.now() - t0 });
-    };
     const sock = net.connect({ host: job.host, port: job.port, localAddress: job.from });
-    const timer = setTimeout(() => finish({ ok: false, error: 'ETIMEDOUT' }), job.timeoutMs);
+    const finish = settler(job.timeoutMs, () => sock.destroy(), resolve);
     sock.setEncoding('utf8');
     sock.on('data', (d) => (data += d));
     sock.on('end', () => {
@@ -41,17 +50,8 @@ function attemptTcp(job) {
 
 function attemptUdp(job) {
   return new Promise((resolve) => {
-    const t0 = Date.now();
-    let done = false;
     const sock = dgram.createSocket(net.isIPv6(job.host) ? 'udp6' : 'udp4');
-    const finish = (r) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.close();
-      resolve({ ...r, ms: Date.now() - t0 });
-    };
-    const timer = setTimeout(() => finish({ ok: false, error: 'ETIMEDOUT' }), job.timeoutMs);
+    const finish = settler(job.timeoutMs, () => sock.close(), resolve);
     // A connected socket: the kernel reports an ICMP port-unreachable as ECONNREFUSED, and
     // accepts replies only from host:port, so an answer proves the reply was un-NATed.
     sock.on('error', (e) => finish({ ok: false, error: e.code ?? e.message }));

@@ -48,6 +48,12 @@ function job(sp: SnapPort, host: string, p: number, count: number, from?: string
   return { ...tcp(host, p, count, from), proto: sp.proto };
 }
 
+/** A Service port of the snapshot and its ready endpoints of a family (local ones only with localOnly). */
+function target(snap: Snapshot, key: string, portName: string, family: Family = 4, localOnly = false) {
+  const svc = service(snap, key);
+  return { svc, sp: port(svc, portName), eps: readyEndpoints(snap, key, portName, family, localOnly) };
+}
+
 function client(c: Cluster, i = 0): PodPlan {
   return c.plan.clients[i];
 }
@@ -94,35 +100,37 @@ const podsAnswerDirectly: Scenario = {
   },
 };
 
-const clusterIPSpread: Scenario = {
-  name: 'ClusterIP spreads over every ready endpoint and keeps the pod source',
-  async run(c, snap) {
-    const svc = service(snap, WEB);
-    const sp = port(svc, 'http');
-    const eps = readyEndpoints(snap, WEB, 'http', 4);
-    expect(eps.length, 'web has several endpoints to spread over').toBeGreaterThan(1);
-    const r = await one(c, client(c).name, job(sp, clusterIP(svc, 4), sp.port, enoughToSeeAll(eps.length)));
-    sourceKept(answeredBy(r, eps, `${WEB} ClusterIP`), addrOf(client(c), 4), `${WEB} ClusterIP`);
-  },
-};
+/** web's ClusterIP of one family from a client pod: every ready endpoint of that family, source kept. */
+function clusterIPSpread(family: Family): Scenario {
+  const v = family === 6 ? 'IPv6 ' : '';
+  return {
+    name: `${v}ClusterIP spreads over every ready ${v}endpoint and keeps the pod source`,
+    async run(c, snap) {
+      const { svc, sp, eps } = target(snap, WEB, 'http', family);
+      expect(eps.length, `web has several ${v}endpoints to spread over`).toBeGreaterThan(1);
+      const r = await one(c, client(c).name, job(sp, clusterIP(svc, family), sp.port, enoughToSeeAll(eps.length)));
+      sourceKept(answeredBy(r, eps, `${WEB} ${v}ClusterIP`), addrOf(client(c), family), `${WEB} ${v}ClusterIP`);
+    },
+  };
+}
 
-const nodePortFromOutside: Scenario = {
-  name: 'NodePort from outside the cluster reaches every endpoint, masqueraded',
-  async run(c, snap) {
-    const svc = service(snap, WEB);
-    const sp = port(svc, 'http');
-    const eps = readyEndpoints(snap, WEB, 'http', 4);
-    const r = await one(c, EXTERNAL, job(sp, nodeIP(snap, 4), nodePortOf(svc, sp), enoughToSeeAll(eps.length), routerAddr(c, 4)));
-    masqueraded(answeredBy(r, eps, `${WEB} NodePort`), nodeAddrs(c), `${WEB} NodePort`);
-  },
-};
+/** web's NodePort on the node IP of one family from outside: every endpoint of that family, masqueraded. */
+function nodePortFromOutside(family: Family): Scenario {
+  const v = family === 6 ? 'IPv6 ' : '';
+  return {
+    name: `${v}NodePort from outside the cluster reaches every ${v}endpoint, masqueraded`,
+    async run(c, snap) {
+      const { svc, sp, eps } = target(snap, WEB, 'http', family);
+      const r = await one(c, EXTERNAL, job(sp, nodeIP(snap, family), nodePortOf(svc, sp), enoughToSeeAll(eps.length), routerAddr(c, family)));
+      masqueraded(answeredBy(r, eps, `${WEB} ${v}NodePort`), nodeAddrs(c), `${WEB} ${v}NodePort`);
+    },
+  };
+}
 
 const externalIPFromOutside: Scenario = {
   name: 'external IP from outside the cluster reaches the endpoints, masqueraded',
   async run(c, snap) {
-    const svc = service(snap, LEGACY);
-    const sp = port(svc, 'https');
-    const eps = readyEndpoints(snap, LEGACY, 'https', 4);
+    const { svc, sp, eps } = target(snap, LEGACY, 'https');
     expect(svc.externalIPs.length, `${LEGACY} has an external IP`).toBeGreaterThan(0);
     const r = await one(c, EXTERNAL, job(sp, svc.externalIPs[0], sp.port, enoughToSeeAll(eps.length)));
     masqueraded(answeredBy(r, eps, `${LEGACY} external IP`), nodeAddrs(c), `${LEGACY} external IP`);
@@ -269,9 +277,7 @@ const affinity: Scenario = {
 const hairpin: Scenario = {
   name: 'hairpin: an endpoint reaches its own Service, and itself masqueraded',
   async run(c, snap) {
-    const svc = service(snap, WEB);
-    const sp = port(svc, 'http');
-    const eps = readyEndpoints(snap, WEB, 'http', 4);
+    const { svc, sp, eps } = target(snap, WEB, 'http');
     const self = readyEndpoints(snap, WEB, 'http', 4, true)[0];
     expect(self, `${WEB} has a local endpoint`).toBeDefined();
     const r = await one(c, self.pod, job(sp, clusterIP(svc, 4), sp.port, enoughToSeeAll(eps.length)));
@@ -291,34 +297,11 @@ const hairpin: Scenario = {
   },
 };
 
-const ipv6ClusterIP: Scenario = {
-  name: 'IPv6 ClusterIP spreads over the IPv6 endpoints',
-  async run(c, snap) {
-    const svc = service(snap, WEB);
-    const sp = port(svc, 'http');
-    const eps = readyEndpoints(snap, WEB, 'http', 6);
-    expect(eps.length, 'web has IPv6 endpoints').toBeGreaterThan(1);
-    const r = await one(c, client(c).name, job(sp, clusterIP(svc, 6), sp.port, enoughToSeeAll(eps.length)));
-    sourceKept(answeredBy(r, eps, `${WEB} IPv6 ClusterIP`), addrOf(client(c), 6), `${WEB} IPv6 ClusterIP`);
-  },
-};
-
-const ipv6NodePort: Scenario = {
-  name: 'IPv6 NodePort from outside reaches the IPv6 endpoints, masqueraded',
-  async run(c, snap) {
-    const svc = service(snap, WEB);
-    const sp = port(svc, 'http');
-    const eps = readyEndpoints(snap, WEB, 'http', 6);
-    const r = await one(c, EXTERNAL, job(sp, nodeIP(snap, 6), nodePortOf(svc, sp), enoughToSeeAll(eps.length), routerAddr(c, 6)));
-    masqueraded(answeredBy(r, eps, `${WEB} IPv6 NodePort`), nodeAddrs(c), `${WEB} IPv6 NodePort`);
-  },
-};
-
 export const HARNESS_CHECK = podsAnswerDirectly;
 
 export const SCENARIOS: Scenario[] = [
-  clusterIPSpread,
-  nodePortFromOutside,
+  clusterIPSpread(4),
+  nodePortFromOutside(4),
   externalIPFromOutside,
   lbSourceRanges,
   externalLocal,
@@ -326,6 +309,6 @@ export const SCENARIOS: Scenario[] = [
   udp,
   affinity,
   hairpin,
-  ipv6ClusterIP,
-  ipv6NodePort,
+  clusterIPSpread(6),
+  nodePortFromOutside(6),
 ];
