@@ -17,9 +17,12 @@ export interface Netns {
   destroy(): void;
 }
 
-/** A new namespace named kproxc-<prefix>-<pid>-<n>; give each suite its own prefix. */
-export function createNetns(prefix: string): Netns {
-  const name = `kproxc-${prefix}-${process.pid}-${counter++}`;
+/**
+ * A new namespace named kproxc-<prefix>-<pid>-<n> (then -<role> when given, to tell the
+ * namespaces of one topology apart); give each suite its own prefix.
+ */
+export function createNetns(prefix: string, role?: string): Netns {
+  const name = `kproxc-${prefix}-${process.pid}-${counter++}${role ? `-${role}` : ''}`;
   execFileSync('ip', ['netns', 'add', name]);
   const run = (cmd: string, args: string[], input?: string) => {
     // Node gives a child a socket, not a pipe, as standard input, and nft cannot open
