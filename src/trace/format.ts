@@ -7,7 +7,7 @@ function stepLine(s: Step, indent: string): string {
   const where = s.chain ? `[${s.hook}] ${s.chain}:` : `[${s.hook}]`;
   const lines = [`${indent}${where} ${s.action}`];
   // The rule itself, when the action does not already spell it out.
-  if (s.rule !== undefined && s.rule !== s.action) lines.push(`${indent}    rule: ${s.rule}`);
+  if (s.rule !== undefined && !s.action.includes(s.rule)) lines.push(`${indent}    rule: ${s.rule}`);
   return lines.join('\n');
 }
 

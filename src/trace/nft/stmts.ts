@@ -50,11 +50,10 @@ const STMTS: StmtCompilers = {
       return { t: 'verdict', v: e.value, action: `matched ${st.map} element ${k} → ${verdictText(e.value)}` };
     };
   },
-  'numgen-vmap': (st) => () => ({
-    t: 'fork',
-    vs: st.targets,
-    action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed`,
-  }),
+  'numgen-vmap': (st) => () =>
+    st.targets.length === 1
+      ? { t: 'verdict', v: st.targets[0], action: `numgen random mod 1: the only endpoint → ${verdictText(st.targets[0])}` }
+      : { t: 'fork', vs: st.targets, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` },
   verdict: (st) => () => ({ t: 'verdict', v: st.v }),
   'mark-set': (st) => (s) => {
     s.mark = (st.op === 'or' ? s.mark | st.value : s.mark ^ st.value) >>> 0;
