@@ -68,7 +68,7 @@ export function parsePacketsFile(f: InputFile): TracePacket[] {
   if (doc.errors.length > 0) {
     for (const e of doc.errors) {
       const lp = lines.linePos(e.pos[0]);
-      diags.push({ severity: 'error', pos: { file: f.name, line: lp.line, col: lp.col }, message: `invalid JSON: ${e.message.split('\n')[0]}` });
+      diags.push({ severity: 'error', pos: { file: f.name, line: lp.line, col: lp.col }, message: `invalid ${/\.ya?ml$/.test(f.name) ? 'YAML' : 'JSON'}: ${e.message.split('\n')[0]}` });
     }
     throw new UserInputError(diags);
   }
