@@ -5,6 +5,7 @@
 import { UserInputError } from '../../diag/diagnostic.js';
 import { compileTables, loadModel } from '../../compile.js';
 import type { FamilyModel } from '../../model/types.js';
+import type { InputFile } from '../../input/source.js';
 import { cidrContains, type IP } from '../../net/ip.js';
 import { traceBackends, type PreparedTracer, type TraceOptions } from '../backend.js';
 import type { TracePacket } from '../packet.js';
@@ -78,7 +79,7 @@ function traceOne(t: FamilyTracer | undefined, packet: TracePacket): TraceResult
   return { packet, origin: `${origin}; table ${family} ${t.program.table}`, branches: walk(t.program, t.env, state, sentByNode) };
 }
 
-export function prepareNftablesTrace(files: Parameters<typeof loadModel>[0], opts: TraceOptions): PreparedTracer {
+export function prepareNftablesTrace(files: InputFile[], opts: TraceOptions): PreparedTracer {
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
   const tables = compileTables(model, opts.tableName, warnings);
