@@ -62,7 +62,8 @@ export function readInputs(args: string[], readStdin: () => string): { files: In
   return { files, diagnostics };
 }
 
-function locator(doc: Document, lines: LineCounter, file: string, base: FieldPath): (field: FieldPath) => Position {
+/** Where a field of a parsed document stands (used for any input file with positions). */
+export function locator(doc: Document, lines: LineCounter, file: string, base: FieldPath): (field: FieldPath) => Position {
   return (field) => {
     const full = [...base, ...field];
     // Walk down as far as the path exists; report the deepest node found.

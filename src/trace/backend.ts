@@ -1,0 +1,23 @@
+// Data planes a trace can walk. Each compiles the snapshot its own way and returns a tracer
+// that walks the compiled program for one packet; the nftables walker registers itself in
+// nft/index.ts, and an OpenFlow walker (tables, resubmits, select groups, ct actions) would
+// register "ovs" the same way from ovs/index.ts.
+import type { Diagnostic } from '../diag/diagnostic.js';
+import type { InputFile } from '../input/source.js';
+import type { CompileOptions } from '../model/options.js';
+import type { TracePacket } from './packet.js';
+import type { TraceResult } from './result.js';
+
+export interface TraceOptions extends CompileOptions {
+  tableName: string;
+  strict?: boolean;
+}
+
+export interface PreparedTracer {
+  trace(packet: TracePacket): TraceResult;
+  warnings: Diagnostic[];
+}
+
+export type TraceBackend = (files: InputFile[], opts: TraceOptions) => PreparedTracer;
+
+export const traceBackends = new Map<string, TraceBackend>();

@@ -1,0 +1,80 @@
+// Chains run as the kernel runs them: rules in order, statements left to right until one
+// fails; `jump` comes back after the jumping rule, `goto` does not (when the target ends,
+// the chain that jumped to the goto's chain carries on), `return` and the end of a chain
+// go back to the caller, and the end of a base chain is its policy (accept). A load-balancing
+// map forks the packet: every branch runs on to its own end.
+import { InternalError } from '../../diag/diagnostic.js';
+import type { Verdict } from '../../nft/expr.js';
+import { verdictText } from '../../nft/text.js';
+import type { CompiledRule, Program } from './program.js';
+import { forkState, record, type NodeEnv, type PacketState } from './state.js';
+import type { StmtResult } from './stmts.js';
+
+export type ChainEnd = 'continue' | 'accept' | 'drop' | 'reject';
+
+export interface ChainOutcome {
+  state: PacketState;
+  end: ChainEnd;
+}
+
+/** The kernel's jump stack depth (NFT_JUMP_STACK_SIZE); deeper means a loop, which is our bug. */
+const MAX_DEPTH = 16;
+
+/** Runs a rule's statements; records a step when the rule did something. */
+function runRule(chain: string, rule: CompiledRule, s: PacketState, env: NodeEnv): StmtResult {
+  const actions: string[] = [];
+  let out: StmtResult = { t: 'next' };
+  for (const st of rule.stmts) {
+    out = st(s, env);
+    if (out.action) actions.push(out.action);
+    if (out.t !== 'next') break;
+  }
+  if (out.t === 'verdict' && actions.length === 0) actions.push(rule.text);
+  if (actions.length > 0) record(s, { chain, rule: rule.text, action: actions.join('; ') });
+  return out;
+}
+
+function applyVerdict(p: Program, env: NodeEnv, chain: string, at: number, s: PacketState, v: Verdict, depth: number): ChainOutcome[] {
+  switch (v.kind) {
+    case 'accept':
+    case 'drop':
+      return [{ state: s, end: v.kind }];
+    case 'return':
+      return [{ state: s, end: 'continue' }];
+    case 'jump':
+      return runFrom(p, env, v.target, 0, s, depth + 1).flatMap((o) =>
+        o.end === 'continue' ? runFrom(p, env, chain, at + 1, o.state, depth) : [o],
+      );
+    case 'goto':
+      return runFrom(p, env, v.target, 0, s, depth + 1);
+  }
+}
+
+function runFrom(p: Program, env: NodeEnv, chain: string, from: number, s: PacketState, depth: number): ChainOutcome[] {
+  if (depth > MAX_DEPTH) throw new InternalError(`chains nest deeper than ${MAX_DEPTH} at ${chain}: a loop`);
+  const rules = p.rules(chain);
+  for (let i = from; i < rules.length; i++) {
+    const out = runRule(chain, rules[i], s, env);
+    switch (out.t) {
+      case 'next':
+      case 'stop':
+        continue;
+      case 'end':
+        return [{ state: s, end: out.end }];
+      case 'verdict':
+        return applyVerdict(p, env, chain, i, s, out.v, depth);
+      case 'fork':
+        return out.vs.flatMap((v, k) => {
+          const b = forkState(s);
+          record(b, { chain, action: `branch ${k + 1} of ${out.vs.length}: ${verdictText(v)}` });
+          return applyVerdict(p, env, chain, i, b, v, depth);
+        });
+    }
+  }
+  return [{ state: s, end: 'continue' }];
+}
+
+/** Runs a chain from its first rule; "continue" means it ended without a final verdict. */
+export function runChain(p: Program, env: NodeEnv, chain: string, s: PacketState): ChainOutcome[] {
+  return runFrom(p, env, chain, 0, s, 0);
+}

@@ -1,0 +1,74 @@
+// A compiled table made executable: every rule of every chain compiled up front (so a rule
+// form the tracer cannot evaluate stops the trace before it starts, wherever the rule is),
+// elements indexed by key, base chains grouped by hook in priority order.
+import { InternalError } from '../../diag/diagnostic.js';
+import type { BaseChainSpec, Element, Hook } from '../../nft/objects.js';
+import { keyString, type TableContents } from '../../nft/ruleset.js';
+import { ruleBodyText } from '../../nft/text.js';
+import type { PacketState } from './state.js';
+import { compileStmt, type StmtFn, type TableIndex } from './stmts.js';
+
+export interface CompiledRule {
+  /** The rule as nft lists it: body, then comment. */
+  text: string;
+  stmts: StmtFn[];
+}
+
+export interface BaseChain {
+  name: string;
+  spec: BaseChainSpec;
+}
+
+export interface Program {
+  family: 'ip' | 'ip6';
+  table: string;
+  rules(chain: string): CompiledRule[];
+  /** Base chains on a hook, in the order the kernel runs them (priority, lowest first). */
+  baseChains(hook: Hook): BaseChain[];
+}
+
+function tableIndex(t: TableContents): TableIndex {
+  const elements = new Map<string, Map<string, Element>>();
+  for (const s of t.sets) {
+    // Elements are matched by exact key; a range or prefix set would need interval lookup.
+    if (s.set.flags?.includes('interval')) throw new InternalError(`the tracer cannot look up the interval set ${s.set.name}`);
+    elements.set(s.set.name, new Map(s.elements.map((e) => [keyString(e.key), e])));
+  }
+  const of = (name: string) => {
+    const m = elements.get(name);
+    if (!m) throw new InternalError(`rule refers to missing set ${name}`);
+    return m;
+  };
+  return {
+    element: (map, key) => of(map).get(key),
+    has: (set: string, key: string, s: PacketState) => of(set).has(key) || (s.added.get(set)?.has(key) ?? false),
+  };
+}
+
+export function compileProgram(t: TableContents): Program {
+  const index = tableIndex(t);
+  const chains = new Map<string, CompiledRule[]>();
+  for (const c of t.chains) {
+    chains.set(
+      c.chain.name,
+      c.rules.map((r) => ({
+        text: r.comment !== undefined ? `${ruleBodyText(r.stmts)} comment "${r.comment}"` : ruleBodyText(r.stmts),
+        stmts: r.stmts.map((st) => compileStmt(st, index)),
+      })),
+    );
+  }
+  const bases = t.chains
+    .filter((c) => c.chain.base)
+    .map((c) => ({ name: c.chain.name, spec: c.chain.base! }))
+    .sort((a, b) => a.spec.priority - b.spec.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return {
+    family: t.table.family,
+    table: t.table.name,
+    rules: (name) => {
+      const rules = chains.get(name);
+      if (!rules) throw new InternalError(`jump to missing chain ${name}`);
+      return rules;
+    },
+    baseChains: (hook) => bases.filter((b) => b.spec.hook === hook),
+  };
+}

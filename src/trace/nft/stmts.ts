@@ -1,0 +1,95 @@
+// Statements, compiled once per rule into functions over the packet state. As for
+// expressions, dispatch is a table keyed by every statement kind of expr.ts, and an unknown
+// kind fails the compile of its rule.
+import { InternalError } from '../../diag/diagnostic.js';
+import { formatIP } from '../../net/ip.js';
+import type { Stmt, Verdict } from '../../nft/expr.js';
+import type { Element } from '../../nft/objects.js';
+import { markHex, verdictText } from '../../nft/text.js';
+import { hostPort } from '../packet.js';
+import type { NodeEnv, PacketState } from './state.js';
+import { compileExpr, compileValue, datumText, type SetIndex } from './values.js';
+
+export type StmtResult =
+  /** Carry on with the rule's next statement. */
+  | { t: 'next'; action?: string }
+  /** The rule stops here without a verdict: a match failed or a map has no element. */
+  | { t: 'stop'; action?: string }
+  | { t: 'verdict'; v: Verdict; action?: string }
+  /** Each verdict is a branch the packet may take; all of them are followed. */
+  | { t: 'fork'; vs: Verdict[]; action: string }
+  /** NAT statements accept the packet for this hook; reject ends it. */
+  | { t: 'end'; end: 'accept' | 'reject'; action: string };
+
+export type StmtFn = (s: PacketState, env: NodeEnv) => StmtResult;
+
+export interface TableIndex extends SetIndex {
+  element(map: string, key: string): Element | undefined;
+}
+
+type StmtCompilers = { [K in Stmt['t']]: (st: Extract<Stmt, { t: K }>, t: TableIndex) => StmtFn };
+
+const STMTS: StmtCompilers = {
+  match: (st, t) => {
+    const left = compileExpr(st.left);
+    const right = compileValue(st.right, t);
+    return (s, env) => {
+      const d = left(s, env);
+      if (d === null) return { t: 'stop' };
+      return right(d, s) === (st.op === '==') ? { t: 'next' } : { t: 'stop' };
+    };
+  },
+  vmap: (st, t) => {
+    const key = compileExpr(st.key);
+    return (s, env) => {
+      const d = key(s, env);
+      if (d === null) return { t: 'stop' };
+      const k = datumText(d);
+      const e = t.element(st.map, k);
+      if (!e?.value) return { t: 'stop', action: `${st.map} has no element ${k}` };
+      return { t: 'verdict', v: e.value, action: `matched ${st.map} element ${k} → ${verdictText(e.value)}` };
+    };
+  },
+  'numgen-vmap': (st) => () =>
+    st.targets.length === 1
+      ? { t: 'verdict', v: st.targets[0], action: `numgen random mod 1: the only endpoint → ${verdictText(st.targets[0])}` }
+      : { t: 'fork', vs: st.targets, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` },
+  verdict: (st) => () => ({ t: 'verdict', v: st.v }),
+  'mark-set': (st) => (s) => {
+    s.mark = (st.op === 'or' ? s.mark | st.value : s.mark ^ st.value) >>> 0;
+    return { t: 'next', action: `mark set mark ${st.op} ${markHex(st.value)}: mark is ${markHex(s.mark)}` };
+  },
+  masquerade: (st) => (s) => {
+    s.masqueraded = true;
+    return { t: 'end', end: 'accept', action: `masquerade${st.fullyRandom ? ' fully-random' : ''}: the source becomes the outgoing interface's address` };
+  },
+  dnat: (st) => (s) => {
+    if (st.ip.family !== s.daddr.family) throw new InternalError(`dnat to ${formatIP(st.ip)} in a table of the other family`);
+    s.daddr = st.ip;
+    s.dport = st.port;
+    s.dnat = { ip: st.ip, port: st.port };
+    return { t: 'end', end: 'accept', action: `dnat to ${hostPort(st.ip, st.port)}` };
+  },
+  update: (st) => {
+    const key = compileExpr(st.key);
+    return (s, env) => {
+      const d = key(s, env);
+      if (d === null) throw new InternalError(`update @${st.set} reads a field the packet lacks`);
+      const k = datumText(d);
+      const added = s.added.get(st.set) ?? new Set<string>();
+      added.add(k);
+      s.added.set(st.set, added);
+      return { t: 'next', action: `update @${st.set}: ${k} is remembered (session affinity)` };
+    };
+  },
+  reject: () => () => ({ t: 'end', end: 'reject', action: 'reject' }),
+};
+
+export function compileStmt(st: Stmt, t: TableIndex): StmtFn {
+  const c = (STMTS as Record<string, ((st: Stmt, t: TableIndex) => StmtFn) | undefined>)[st.t];
+  if (!c) throw new InternalError(`the tracer cannot evaluate the statement kind ${JSON.stringify(st.t)}`);
+  return c(st, t);
+}
+
+/** Statement kinds the tracer evaluates (every kind of expr.ts; the type table enforces it). */
+export const TRACED_STMT_KINDS = Object.keys(STMTS) as Stmt['t'][];

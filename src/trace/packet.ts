@@ -1,0 +1,42 @@
+// The packet a trace follows, and how the trace names addresses and endpoints.
+import { formatIP, type IP } from '../net/ip.js';
+
+export type L4Protocol = 'tcp' | 'udp' | 'sctp';
+export const L4_PROTOCOLS: readonly L4Protocol[] = ['tcp', 'udp', 'sctp'];
+
+/** The source port when none is given: any ephemeral port; no rule kproxc emits reads it. */
+export const DEFAULT_SOURCE_PORT = 40000;
+
+export interface TracePacket {
+  protocol: L4Protocol;
+  src: IP;
+  dst: IP;
+  sport: number;
+  dport: number;
+  /** The interface the packet arrives on; when given, the packet is traced as arriving. */
+  iif?: string;
+}
+
+/** Linux interface names: at most 15 bytes, no slash or white space. */
+export const IFNAME_RE = /^[A-Za-z0-9_.:@+-]{1,15}$/;
+
+/** "10.180.0.1:80", or "[fd00::1]:80" for IPv6 (kube-proxy's and Go's JoinHostPort form). */
+export function hostPort(ip: IP, port: number): string {
+  return ip.family === 6 ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
+}
+
+export function packetText(p: TracePacket): string {
+  return `${p.protocol} ${hostPort(p.src, p.sport)} → ${hostPort(p.dst, p.dport)}`;
+}
+
+export function packetJson(p: TracePacket): Record<string, string | number> {
+  const out: Record<string, string | number> = {
+    protocol: p.protocol,
+    sourceIP: formatIP(p.src),
+    sourcePort: p.sport,
+    destIP: formatIP(p.dst),
+    destPort: p.dport,
+  };
+  if (p.iif !== undefined) out.iif = p.iif;
+  return out;
+}

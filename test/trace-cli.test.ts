@@ -1,0 +1,150 @@
+// The trace command: text and JSON output, --packets files, and bad usage or input (exit 2,
+// a positioned diagnostic, nothing on standard output).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { golden } from './helpers/fixtures.js';
+import { kproxc, kproxcProcess, ROOT } from './helpers/kproxc.js';
+
+const OVERALL = 'test/trace/kube-proxy/overall.yaml';
+const V6 = 'test/trace/kube-proxy/nodeports-v6.yaml';
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-trace-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function packetsFile(name: string, text: string): string {
+  const f = path.join(tmp, name);
+  fs.writeFileSync(f, text);
+  return f;
+}
+
+describe('kproxc trace: output', () => {
+  it('prints the path in rule terms and the outcome', async () => {
+    const r = await kproxc(['trace', OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('[prerouting] services: matched service-ips element 172.30.0.41 . tcp . 80 → goto service-ULMVA6XW-ns1/svc1/tcp/p80');
+    expect(r.stdout).toContain('verdict: dnat 10.180.0.1:80; masquerade: no');
+    expect(r.stdout).toBe(golden('trace/overall-clusterip.txt', r.stdout));
+  });
+
+  it('shows every branch of a load-balanced Service', async () => {
+    const r = await kproxc(['trace', OVERALL, '--src', '203.0.113.2', '--dst', '192.168.99.33', '--dport', '80']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(golden('trace/overall-external-ip-two-endpoints.txt', r.stdout));
+    expect(r.stdout).toContain('branch 2 of 2:');
+  });
+
+  it('traces a packet the node sends itself through output', async () => {
+    const r = await kproxc(['trace', OVERALL, '--src', '192.168.0.2', '--dst', '192.168.99.22', '--dport', '80']);
+    expect(r.stdout).toBe(golden('trace/overall-node-to-local-policy-external-ip.txt', r.stdout));
+    expect(r.stdout).toContain('[output] service-endpoints-check: matched no-endpoint-services element 192.168.99.22 . tcp . 80 → drop');
+  });
+
+  it('--json: one object per packet with verdict, endpoints, masquerade and path', async () => {
+    const r = await kproxc(['trace', OVERALL, '--src', '203.0.113.2', '--dst', '192.168.0.2', '--dport', '3002', '--json']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    const o = JSON.parse(lines[0]);
+    expect(o).toMatchObject({ verdict: 'dnat', endpoints: ['10.180.0.3:80'], masquerade: true });
+    expect(o.packet).toEqual({ protocol: 'tcp', sourceIP: '203.0.113.2', sourcePort: 40000, destIP: '192.168.0.2', destPort: 3002 });
+    expect(o.path.some((s: { action: string }) => s.action === 'matched service-nodeports element tcp . 3002 → goto external-HVFWP5L3-ns5/svc5/tcp/p80')).toBe(true);
+    expect(o.branches).toHaveLength(1);
+  });
+
+  it('--packets traces many packets; IPv6 endpoints print as [ip]:port', async () => {
+    const f = packetsFile(
+      'many.json',
+      JSON.stringify([
+        { sourceIP: '2600:5200::1', destIP: '2001:db8::1', destPort: 3001, protocol: 'TCP' },
+        { sourceIP: 'fd00:10::2', destIP: 'fd00:172:30::41', destPort: 80 },
+        { sourceIP: '2600:5200::1', destIP: '2001:db8::1', destPort: 3001, protocol: 'udp' },
+        { sourceIP: '203.0.113.2', destIP: '192.168.0.2', destPort: 3001 },
+      ]),
+    );
+    const r = await kproxc(['trace', V6, '--packets', f, '--json']);
+    expect(r.stderr).toBe('');
+    const os_ = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(os_.map((o) => [o.verdict, o.endpoints, o.masquerade])).toEqual([
+      ['dnat', ['[fd00:10:180::1]:80', '[fd00:10:180::2:1]:80'], true],
+      ['dnat', ['[fd00:10:180::1]:80', '[fd00:10:180::2:1]:80'], false],
+      ['none', [], false],
+      ['none', [], false],
+    ]);
+    expect(os_[3].path[0].action).toMatch(/no ip table/);
+  });
+
+  it('--iif makes a packet arrive on that interface', async () => {
+    const r = await kproxc(['trace', OVERALL, '--src', '192.168.0.2', '--dst', '192.168.99.22', '--dport', '80', '--iif', 'eth1', '--json']);
+    const o = JSON.parse(r.stdout);
+    expect(o.origin).toMatch(/^arriving on eth1/);
+    expect(o).toMatchObject({ verdict: 'dnat', endpoints: ['10.180.0.2:80'], masquerade: true });
+  });
+
+  it('works as a real process', () => {
+    const r = kproxcProcess(['trace', OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.46', '--dport', '80', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'reject', endpoints: [], masquerade: false });
+  });
+});
+
+describe('kproxc trace: bad usage and input', () => {
+  const bad = async (args: string[]) => {
+    const r = await kproxc(['trace', ...args]);
+    expect(r.stdout).toBe('');
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    return r.stderr;
+  };
+  it('--backend ovs is not traceable yet', async () => {
+    expect(await bad([OVERALL, '--backend', 'ovs', '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80'])).toBe(
+      "kproxc: --backend ovs: this build cannot trace the ovs backend's flows yet; use --backend nftables\n",
+    );
+  });
+  it('needs a packet', async () => {
+    expect(await bad([OVERALL, '--src', '10.0.0.2'])).toBe('kproxc: trace needs --dst, --dport (or --packets FILE)\n');
+  });
+  it('checks the flags', async () => {
+    expect(await bad([OVERALL, '--src', '10.0.0.300', '--dst', '172.30.0.41', '--dport', '80'])).toMatch(/--src: "10.0.0.300" is not a valid IP/);
+    expect(await bad([OVERALL, '--src', '10.0.0.2', '--dst', 'fd00::1', '--dport', '80'])).toMatch(/one IP family/);
+    expect(await bad([OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '0'])).toMatch(/--dport: must be a whole number from 1 to 65535/);
+    expect(await bad([OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80', '--proto', 'icmp'])).toMatch(/icmp/);
+    expect(await bad([OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80', '--iif', 'a/b'])).toMatch(/--iif/);
+  });
+  it('refuses --packets with packet flags', async () => {
+    const f = packetsFile('one.json', '[{"sourceIP": "10.0.0.2", "destIP": "172.30.0.41", "destPort": 80}]');
+    expect(await bad([OVERALL, '--packets', f, '--src', '10.0.0.2'])).toBe('kproxc: --packets cannot be combined with --src\n');
+  });
+  it('reports every problem of a packets file with its position', async () => {
+    const f = packetsFile(
+      'bad.json',
+      [
+        '[',
+        '  {"sourceIP": "10.0.0.2", "destIP": "172.30.0.41", "destPort": 80},',
+        '  {"sourceIP": "10.0.0.256", "destIP": "172.30.0.41", "destPort": 70000},',
+        '  {"sourceIP": "10.0.0.2", "destIP": "fd00::1", "destport": 80, "protocol": "icmp"}',
+        ']',
+      ].join('\n'),
+    );
+    const err = await bad([OVERALL, '--packets', f]);
+    expect(err.split('\n').filter(Boolean)).toEqual([
+      `${f}:3:16: [1].sourceIP: "10.0.0.256" is not a valid IP address`,
+      `${f}:3:67: [1].destPort: must be a whole number from 1 to 65535`,
+      `${f}:4:3: [2].destPort: required field is missing`,
+      `${f}:4:38: [2].destIP: is an IPv6 address but sourceIP is IPv4`,
+      `${f}:4:61: [2].destport: unknown field (known: sourceIP, destIP, destPort, protocol, sourcePort, iif)`,
+      `${f}:4:77: [2].protocol: must be one of TCP, UDP, SCTP`,
+    ]);
+  });
+  it('a packets file that is not an array, or not JSON', async () => {
+    expect(await bad([OVERALL, '--packets', packetsFile('obj.json', '{"sourceIP": "10.0.0.2"}')])).toMatch(/obj\.json:1:1: must be a non-empty array/);
+    expect(await bad([OVERALL, '--packets', packetsFile('syntax.json', '[{"sourceIP": ')])).toMatch(/syntax\.json:\d+:\d+: invalid JSON/);
+    expect(await bad([OVERALL, '--packets', path.join(tmp, 'missing.json')])).toMatch(/missing\.json:1:1: no such file or directory/);
+  });
+  it('a bad snapshot is reported as compile reports it', async () => {
+    const err = await bad([path.join(ROOT, 'fixtures/_error_/bad-ip.yaml'), '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80']);
+    expect(err).toMatch(/bad-ip\.yaml:\d+:\d+: Service/);
+  });
+});
