@@ -36,9 +36,17 @@ describe('kproxc trace: output', () => {
   });
 
   it('traces a packet the node sends itself through output', async () => {
-    const r = await kproxc(['trace', OVERALL, '--src', '192.168.0.2', '--dst', '192.168.99.22', '--dport', '80']);
+    const r = await kproxc(['trace', OVERALL, '--src', '192.168.0.2', '--dst', '192.168.99.22', '--dport', '80', '--from-node']);
     expect(r.stdout).toBe(golden('trace/overall-node-to-local-policy-external-ip.txt', r.stdout));
     expect(r.stdout).toContain('[output] service-endpoints-check: matched no-endpoint-services element 192.168.99.22 . tcp . 80 → drop');
+  });
+
+  it('traces a packet from a node address as arriving unless --from-node is given', async () => {
+    const r = await kproxc(['trace', OVERALL, '--src', '192.168.0.2', '--dst', '192.168.99.22', '--dport', '80', '--json']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'dnat', endpoints: ['10.180.0.2:80'], masquerade: true });
+    const bad = await kproxc(['trace', OVERALL, '--src', '203.0.113.2', '--dst', '192.168.99.22', '--dport', '80', '--from-node']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('is not an address of the node');
   });
 
   it('--json: one object per packet with verdict, endpoints, masquerade and path', async () => {
@@ -134,7 +142,7 @@ describe('kproxc trace: bad usage and input', () => {
       `${f}:3:67: [1].destPort: must be a whole number from 1 to 65535`,
       `${f}:4:3: [2].destPort: required field is missing`,
       `${f}:4:38: [2].destIP: is an IPv6 address but sourceIP is IPv4`,
-      `${f}:4:61: [2].destport: unknown field (known: sourceIP, destIP, destPort, protocol, sourcePort, iif)`,
+      `${f}:4:61: [2].destport: unknown field (known: sourceIP, destIP, destPort, protocol, sourcePort, iif, fromNode)`,
       `${f}:4:77: [2].protocol: must be one of TCP, UDP, SCTP`,
     ]);
   });

@@ -32,6 +32,7 @@ function packetFromFlags(o: Record<string, unknown>): TracePacket {
   const dst = ipFlag('--dst', o.dst);
   if (src.family !== dst.family) throw new UsageError(`--src and --dst must be of one IP family (IPv${src.family} and IPv${dst.family} given)`);
   if (o.iif !== undefined && !IFNAME_RE.test(String(o.iif))) throw new UsageError('--iif: must be an interface name of 1 to 15 characters');
+  if (o.iif !== undefined && o.fromNode === true) throw new UsageError('--iif and --from-node exclude each other: a packet the node sends arrives on no interface');
   return {
     protocol: o.proto as L4Protocol,
     src,
@@ -39,12 +40,13 @@ function packetFromFlags(o: Record<string, unknown>): TracePacket {
     sport: o.sport === undefined ? DEFAULT_SOURCE_PORT : portFlag('--sport', o.sport),
     dport: portFlag('--dport', o.dport),
     ...(o.iif !== undefined ? { iif: String(o.iif) } : {}),
+    ...(o.fromNode === true ? { fromNode: true } : {}),
   };
 }
 
 function packets(io: Io, o: Record<string, unknown>): TracePacket[] {
   if (o.packets === undefined) return [packetFromFlags(o)];
-  const given = ['src', 'dst', 'dport', 'sport', 'iif'].filter((k) => o[k] !== undefined);
+  const given = ['src', 'dst', 'dport', 'sport', 'iif', 'fromNode'].filter((k) => o[k] !== undefined);
   if (given.length) throw new UsageError(`--packets cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
   const [file] = loadInputs(io, [String(o.packets)]);
   return parsePacketsFile(file);
@@ -54,13 +56,14 @@ function register(program: Command, io: Io): void {
   addSnapshotOptions(
     program
       .command('trace')
-      .description('walk the compiled rules for a packet arriving at (or sent by) the node, and print where it goes')
+      .description('walk the compiled rules for a packet arriving at the node (or sent by it, --from-node), and print where it goes')
       .option('--src <ip>', 'source address')
       .option('--dst <ip>', 'destination address')
       .option('--dport <port>', 'destination port')
       .option('--sport <port>', `source port (default ${DEFAULT_SOURCE_PORT})`)
       .addOption(new Option('--proto <protocol>', 'transport protocol').choices(['tcp', 'udp', 'sctp']).default('tcp'))
       .option('--iif <name>', 'the interface the packet arrives on (default: a Pod interface for Pod sources, else the node network)')
+      .option('--from-node', 'trace a packet the node sends itself (output hook) instead of one arriving at it')
       .option('--packets <file>', 'a JSON array of {sourceIP, destIP, destPort, protocol} to trace')
       .addOption(new Option('--backend <backend>', 'which compiled rules to walk').choices(['nftables', 'ovs']).default('nftables'))
       .option('--json', 'one JSON object per packet, one per line'),

@@ -13,8 +13,10 @@ export interface TracePacket {
   dst: IP;
   sport: number;
   dport: number;
-  /** The interface the packet arrives on; when given, the packet is traced as arriving. */
+  /** The interface the packet arrives on. */
   iif?: string;
+  /** Sent by the node itself (output hook) rather than arriving at it (prerouting). */
+  fromNode?: boolean;
 }
 
 /** Linux interface names: at most 15 bytes, no slash or white space. */
@@ -38,5 +40,6 @@ export function packetJson(p: TracePacket): Record<string, string | number> {
     destPort: p.dport,
   };
   if (p.iif !== undefined) out.iif = p.iif;
+  if (p.fromNode) out.fromNode = 'true';
   return out;
 }

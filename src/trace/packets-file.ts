@@ -6,7 +6,7 @@ import { Reporter } from '../check/collector.js';
 import { locator, type InputFile, type SourceObject } from '../input/source.js';
 import { DEFAULT_SOURCE_PORT, IFNAME_RE, L4_PROTOCOLS, type L4Protocol, type TracePacket } from './packet.js';
 
-const FIELDS = ['sourceIP', 'destIP', 'destPort', 'protocol', 'sourcePort', 'iif'];
+const FIELDS = ['sourceIP', 'destIP', 'destPort', 'protocol', 'sourcePort', 'iif', 'fromNode'];
 
 function port(r: Reporter, path: (string | number)[], v: unknown): number | null {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 65535) {
@@ -56,8 +56,23 @@ function packetAt(r: Reporter, i: number, v: unknown): TracePacket | null {
     r.report([i, 'iif'], 'must be an interface name (1 to 15 letters, digits, "_", ".", ":", "@", "+", "-")');
     ok = false;
   }
+  if (o.fromNode !== undefined && typeof o.fromNode !== 'boolean') {
+    r.report([i, 'fromNode'], 'must be true or false');
+    ok = false;
+  } else if (o.fromNode === true && o.iif !== undefined) {
+    r.report([i, 'fromNode'], 'excludes iif: a packet the node sends arrives on no interface');
+    ok = false;
+  }
   if (!ok || !src || !dst || dport === null || sport === null) return null;
-  return { protocol, src, dst, sport, dport, ...(o.iif !== undefined ? { iif: o.iif as string } : {}) };
+  return {
+    protocol,
+    src,
+    dst,
+    sport,
+    dport,
+    ...(o.iif !== undefined ? { iif: o.iif as string } : {}),
+    ...(o.fromNode === true ? { fromNode: true } : {}),
+  };
 }
 
 /** Parses and checks the packets file; throws UserInputError with every problem. */

@@ -179,6 +179,11 @@ export class PacketLab {
   }
 
   /** Loads a ruleset into the node, replacing the previous one (the text deletes its tables first). */
+  /** Whether the lab sends a probe from this source from the node itself. */
+  isNodeAddress(ip: string): boolean {
+    return LAB.nodeIPs.includes(ip);
+  }
+
   load(ruleset: string): void {
     this.node.nft(['-f', '-'], ruleset);
   }

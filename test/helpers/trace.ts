@@ -22,6 +22,7 @@ export interface FlowPacket {
   destPort: number;
   protocol?: string;
   iif?: string;
+  fromNode?: boolean;
   /** kube-proxy's form: "ip:port, ip:port", "DROP", "REJECT", or "" when nothing handled it. */
   output: string;
   masq: boolean;
@@ -44,7 +45,7 @@ export function readFlows(file: string): FlowFile {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as FlowFile;
 }
 
-export function packetOf(f: Pick<FlowPacket, 'sourceIP' | 'destIP' | 'destPort' | 'protocol' | 'iif'>): TracePacket {
+export function packetOf(f: Pick<FlowPacket, 'sourceIP' | 'destIP' | 'destPort' | 'protocol' | 'iif' | 'fromNode'>): TracePacket {
   const src = parseIP(f.sourceIP);
   const dst = parseIP(f.destIP);
   if (!src || !dst) throw new Error(`bad IP in expectation ${f.sourceIP} ${f.destIP}`);
@@ -55,6 +56,7 @@ export function packetOf(f: Pick<FlowPacket, 'sourceIP' | 'destIP' | 'destPort' 
     sport: DEFAULT_SOURCE_PORT,
     dport: f.destPort,
     ...(f.iif ? { iif: f.iif } : {}),
+    ...(f.fromNode ? { fromNode: true } : {}),
   };
 }
 

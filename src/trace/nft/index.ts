@@ -2,11 +2,11 @@
 // the compiled tables (not the model) for each packet. The model only says what the node's
 // own addresses are (for `fib ... type local` and routing) and how its Pod interfaces are
 // named (for `iifname`).
-import { UserInputError } from '../../diag/diagnostic.js';
+import { UsageError, UserInputError } from '../../diag/diagnostic.js';
 import { compileTables, loadModel } from '../../compile.js';
 import type { FamilyModel } from '../../model/types.js';
 import type { InputFile } from '../../input/source.js';
-import { cidrContains, type IP } from '../../net/ip.js';
+import { cidrContains, formatIP, type IP } from '../../net/ip.js';
 import { traceBackends, type PreparedTracer, type TraceOptions } from '../backend.js';
 import type { TracePacket } from '../packet.js';
 import type { TraceResult } from '../result.js';
@@ -55,9 +55,14 @@ function traceOne(t: FamilyTracer | undefined, packet: TracePacket): TraceResult
       branches: [{ verdict: 'none', masquerade: false, path: [{ hook: 'prerouting', action: `no ${family} table: no Service of the snapshot has an IPv${packet.src.family} address` }] }],
     };
   }
-  const sentByNode = packet.iif === undefined && isLocalAddress(t.env, packet.src);
+  // A packet arrives at the node (prerouting), as the issue and kube-proxy's own tracer
+  // define a trace; --from-node follows one the node sends itself (output).
+  const sentByNode = packet.fromNode === true;
+  if (sentByNode && !isLocalAddress(t.env, packet.src)) {
+    throw new UsageError(`--from-node: the source ${formatIP(packet.src)} is not an address of the node`);
+  }
   let iif = '';
-  let origin = 'sent by the node itself (the source is a node address): output, then postrouting';
+  let origin = 'sent by the node itself: output, then postrouting';
   if (!sentByNode) {
     const chosen = packet.iif !== undefined ? { iif: packet.iif, why: 'as given' } : defaultInterface(t.model, packet.src);
     iif = chosen.iif;
