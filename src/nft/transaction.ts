@@ -30,7 +30,8 @@ export function fullReplace(tables: TableContents[]): Transaction {
     ops.push({ verb: 'add', t: 'table', table: { family: ref.family, name: ref.name } });
     ops.push({ verb: 'delete', t: 'table', table: { family: ref.family, name: ref.name } });
     ops.push({ verb: 'add', t: 'table', table: t.table });
-    ops.push(...createContents(t, ref));
+    // A loop, not push(...): a spread of 100k+ operations overflows the call stack.
+    for (const op of createContents(t, ref)) ops.push(op);
   }
   return ops;
 }
