@@ -30,6 +30,8 @@ class TableReader {
   present = false;
   readonly chains = new Map<string, ChainContents>();
   readonly sets = new Map<string, SetContents>();
+  /** Chains already reported as unreadable: their rules are not reported again. */
+  readonly refused = new Set<string>();
 
   constructor(readonly family: Family, readonly name: string) {}
 
@@ -109,6 +111,8 @@ export class LiveReader {
       this.addOwned(t, kind, body);
     } catch (e) {
       if (!(e instanceof Unreadable)) throw e;
+      if (kind === 'chain' && typeof body.name === 'string') t.refused.add(body.name);
+      if (kind === 'rule' && t.refused.has(body.chain as string)) return;
       const name = kind === 'rule' ? body.chain : body.name;
       const object = typeof name === 'string' ? name : undefined;
       const handle = kind === 'rule' && typeof body.handle === 'number' ? `rule handle ${body.handle}: ` : '';
