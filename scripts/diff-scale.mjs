@@ -36,10 +36,20 @@ function timed(fn) {
   return { r, s: Number(process.hrtime.bigint() - t) / 1e9 };
 }
 
+/** Runs kproxc under /usr/bin/time: its output, and wall time, CPU time and peak memory. */
 function kproxc(args) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
-  if (r.status !== 0 && r.status !== 1) throw new Error(`kproxc ${args.join(' ')}: ${r.status}\n${r.stderr}`);
-  return r;
+  const r = spawnSync('/usr/bin/time', ['-f', '@time %e %U %S %M', process.execPath, BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const m = /@time (\S+) (\S+) (\S+) (\d+)\s*$/.exec(r.stderr);
+  if (!m || (r.status !== 0 && r.status !== 1)) throw new Error(`kproxc ${args.join(' ')}: ${r.status}\n${r.stderr}`);
+  return { stdout: r.stdout, wall: Number(m[1]), cpu: Number(m[2]) + Number(m[3]), rssMB: Math.round(Number(m[4]) / 1024) };
+}
+
+/** Runs kproxc `runs` times: the last output, and the medians of wall time, CPU time and peak memory. */
+function measure(args) {
+  const rs = [];
+  for (let i = 0; i < runs; i++) rs.push(kproxc(args));
+  const med = (k) => median(rs.map((r) => r[k]));
+  return { out: rs[rs.length - 1].stdout, text: `wall ${fmt(rs.map((r) => r.wall))}, CPU median ${med('cpu').toFixed(2)} s, peak RSS ${med('rssMB')} MB` };
 }
 
 function nft(args, input) {
@@ -47,7 +57,7 @@ function nft(args, input) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const fmt = (xs) => `${xs.map((x) => x.toFixed(2)).join(', ')} (median ${median(xs).toFixed(2)} s)`;
+const fmt = (xs) => `${xs.map((x) => x.toFixed(2)).join(', ')} s (median ${median(xs).toFixed(2)} s)`;
 const write = (name, cluster) => {
   const f = path.join(dir, name);
   fs.writeFileSync(f, snapshotYaml(cluster));
@@ -57,9 +67,8 @@ const write = (name, cluster) => {
 const base = makeCluster(n);
 const baseFile = write('base.yaml', base);
 const compileOut = path.join(dir, 'compile.nft');
-const compileTimes = [];
-for (let i = 0; i < runs; i++) compileTimes.push(timed(() => kproxc(['compile', baseFile, '-o', compileOut])).s);
-console.log(`services: ${n}; compile: ${fmt(compileTimes)}; ${fs.statSync(compileOut).size} bytes`);
+const compiled = measure(['compile', baseFile, '-o', compileOut]);
+console.log(`services: ${n}; compile: ${compiled.text}; ${fs.statSync(compileOut).size} bytes`);
 
 let created = false;
 if (!netns) {
@@ -87,16 +96,10 @@ try {
 
   const outputs = {};
   for (const [name, file] of variants) {
-    const times = [];
-    let out = '';
-    for (let i = 0; i < runs; i++) {
-      const t = timed(() => kproxc(['diff', file, '--live', liveFile]));
-      times.push(t.s);
-      out = t.r.stdout;
-    }
+    const { out, text } = measure(['diff', file, '--live', liveFile]);
     outputs[name] = { file, out };
     const lines = out === '' ? 0 : out.split('\n').length - 1;
-    console.log(`diff, ${name}: ${lines} lines; ${fmt(times)}`);
+    console.log(`diff, ${name}: ${lines} lines; ${text}`);
   }
 
   const { file, out } = outputs['one endpoint added'];

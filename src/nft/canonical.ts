@@ -7,9 +7,10 @@
 // Rule keys are made from stmtJson output only, whose key order is fixed, so plain
 // JSON.stringify compares them.
 import { formatIP, parseIP, type IPFamily } from '../net/ip.js';
-import type { Family, Stmt } from './expr.js';
+import type { Family } from './expr.js';
 import { bigToIP, cidrInterval, intervalsText, mergeIntervals, type Interval } from './intervals.js';
 import { stmtJson, type Json } from './json.js';
+import type { Rule } from './objects.js';
 
 type Obj = { [k: string]: Json };
 const isObj = (j: Json): j is Obj => j !== null && typeof j === 'object' && !Array.isArray(j);
@@ -86,7 +87,20 @@ export function jsonEquals(a: Json, b: Json): boolean {
   return ka.every((k) => k in b && jsonEquals(a[k], b[k]));
 }
 
+/** The comparison key of a rule from its statements in canonical form, and its comment. */
+export function keyOf(canonical: Json[], comment: string | undefined): string {
+  return JSON.stringify([canonical, comment ?? null]);
+}
+
+// Keys of rules read from a listing, made while the reader checked them, so that a large
+// listing is not rendered twice.
+const knownKeys = new WeakMap<Rule, string>();
+
+export function rememberRuleKey(rule: Rule, key: string): void {
+  knownKeys.set(rule, key);
+}
+
 /** The comparison key of a rule: its statements in canonical form, and its comment. */
-export function ruleKey(stmts: Stmt[], comment: string | undefined, family: Family): string {
-  return JSON.stringify([stmts.map((s) => canonicalStmt(stmtJson(s, family))), comment ?? null]);
+export function ruleKey(rule: Rule, family: Family): string {
+  return knownKeys.get(rule) ?? keyOf(rule.stmts.map((s) => canonicalStmt(stmtJson(s, family))), rule.comment);
 }

@@ -234,7 +234,7 @@ class TableDiff {
   }
 
   private ruleKeys(rules: Rule[]): string[] {
-    return rules.map((r) => ruleKey(r.stmts, r.comment, this.family));
+    return rules.map((r) => ruleKey(r, this.family));
   }
 
   private addRules(rules: Rule[]): void {

@@ -218,16 +218,20 @@ function readStmtShape(j: Json): Stmt | null {
 /**
  * A rule's statements. Each must be one kproxc writes, in the form nft lists it: read by
  * shape, then written back and compared, so that nothing is silently dropped or changed.
+ * Also returns the canonical form written back, from which the rule's key is made.
  */
-export function readStmts(expr: Json, family: Family): Stmt[] {
+export function readStmts(expr: Json, family: Family): { stmts: Stmt[]; canonical: Json[] } {
   if (!Array.isArray(expr) || expr.length === 0) throw new Unreadable('"expr" must be a non-empty array', 'expr');
-  return expr.map((j, i) => {
+  const stmts: Stmt[] = [];
+  const canonical: Json[] = [];
+  expr.forEach((j, i) => {
     const s = readStmtShape(j);
-    if (!s || !jsonEquals(canonicalStmt(stmtJson(s, family)), canonicalStmt(j))) {
-      throw new Unreadable(`statement ${show(j)} is not one kproxc writes`, `expr[${i}]`);
-    }
-    return s;
+    const c = s && canonicalStmt(stmtJson(s, family));
+    if (!s || !jsonEquals(c, canonicalStmt(j))) throw new Unreadable(`statement ${show(j)} is not one kproxc writes`, `expr[${i}]`);
+    stmts.push(s);
+    canonical.push(c);
   });
+  return { stmts, canonical };
 }
 
 // ---- chains, sets, elements ----------------------------------------------------------

@@ -8,6 +8,7 @@
 // affinity) and are not read at all.
 import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
 import type { Family } from './expr.js';
+import { keyOf, rememberRuleKey } from './canonical.js';
 import { OuterShapeError, splitItems, type ItemText } from './json-items.js';
 import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json-read.js';
 import type { Json } from './json.js';
@@ -174,8 +175,10 @@ export class LiveReader {
     }
     if (typeof body.handle !== 'number' || !Number.isInteger(body.handle)) throw new Unreadable('"handle" must be an integer', 'handle');
     if (body.comment !== undefined && typeof body.comment !== 'string') throw new Unreadable('"comment" must be a string', 'comment');
-    const rule: Rule = { chain: chainName, stmts: readStmts(body.expr ?? null, t.family), handle: body.handle };
+    const { stmts, canonical } = readStmts(body.expr ?? null, t.family);
+    const rule: Rule = { chain: chainName, stmts, handle: body.handle };
     if (body.comment !== undefined) rule.comment = body.comment as string;
+    rememberRuleKey(rule, keyOf(canonical, rule.comment));
     c.rules.push(rule);
   }
 
