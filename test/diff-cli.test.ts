@@ -67,6 +67,7 @@ describe('kproxc diff', () => {
     };
     const cases: [string, () => string[], RegExp][] = [
       ['a missing live file', () => ['--live', path.join(dir, 'nope.json')], /nope\.json:1:1: no such file or directory\n$/],
+      ['a directory', () => ['--live', dir], /kproxc-diff-bad-\w+:1:1: is a directory\n$/],
       ['text instead of JSON', () => ['--live', write('text.nft', 'table ip kube-proxy {\n}\n')], /text\.nft:1:1: not a listing from `nft -j list ruleset`: expected '\{' \(this looks like `nft list ruleset` text; use `nft -j list ruleset`\)\n$/],
       ['broken JSON', () => ['--live', write('broken.json', '{"nftables": [{"table": {"family": "ip", "name": "kube-proxy", "handle": 1}')], /broken\.json:1:76: not a listing from `nft -j list ruleset`: the input ends early: expected the end of an object\n$/],
       [

@@ -29,25 +29,15 @@ function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { t
 function readLiveArg(io: Io, live: string, tables: TableContents[], tableName: string): LiveTable[] {
   const name = live === '-' ? '<stdin>' : live;
   const filter = { tableName, families: tables.map((t) => t.table.family) };
-  let chunks: Iterable<string>;
-  if (live === '-') chunks = [io.readStdin()];
-  else {
-    // Open it now, so that a missing file is reported as such, not as a bad listing.
-    const it = fileChunks(live);
-    let first: IteratorResult<string>;
-    try {
-      first = it.next();
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      const message = code === 'ENOENT' ? 'no such file or directory' : `cannot read: ${code ?? 'error'}`;
-      throw new UserInputError([{ severity: 'error', pos: { file: name, line: 1, col: 1 }, message }]);
-    }
-    chunks = (function* () {
-      if (!first.done) yield first.value;
-      yield* it;
-    })();
+  try {
+    return readLive(live === '-' ? [io.readStdin()] : fileChunks(live), name, filter);
+  } catch (e) {
+    // A file that cannot be opened or read (missing, a directory, no permission).
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string') throw e;
+    const message = code === 'ENOENT' ? 'no such file or directory' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${code}`;
+    throw new UserInputError([{ severity: 'error', pos: { file: name, line: 1, col: 1 }, message }]);
   }
-  return readLive(chunks, name, filter);
 }
 
 function registerDiff(program: Command, io: Io): void {

@@ -5,20 +5,25 @@ import { StringDecoder } from 'node:string_decoder';
 
 const CHUNK_BYTES = 1 << 20;
 
-/** Throws the fs error (with its code) when the file cannot be opened or read. */
-export function* fileChunks(file: string): Generator<string> {
+/**
+ * Opens the file now (so that a missing file throws here, with its fs error code) and
+ * returns its text in chunks, read as they are consumed; the file is closed at the end.
+ */
+export function fileChunks(file: string): Iterable<string> {
   const fd = fs.openSync(file, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-    const decoder = new StringDecoder('utf8');
-    for (;;) {
-      const n = fs.readSync(fd, buf, 0, CHUNK_BYTES, null);
-      if (n === 0) break;
-      yield decoder.write(buf.subarray(0, n));
+  return (function* () {
+    try {
+      const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+      const decoder = new StringDecoder('utf8');
+      for (;;) {
+        const n = fs.readSync(fd, buf, 0, CHUNK_BYTES, null);
+        if (n === 0) break;
+        yield decoder.write(buf.subarray(0, n));
+      }
+      const rest = decoder.end();
+      if (rest) yield rest;
+    } finally {
+      fs.closeSync(fd);
     }
-    const rest = decoder.end();
-    if (rest) yield rest;
-  } finally {
-    fs.closeSync(fd);
-  }
+  })();
 }
