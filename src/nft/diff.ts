@@ -17,7 +17,7 @@
 import type { Family } from './expr.js';
 import { ruleKey } from './canonical.js';
 import type { BaseChainSpec, Chain, Element, NftSet, Rule } from './objects.js';
-import { keyString, stmtReferences, verdictEquals, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
+import { keyString, stmtReferences, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
 import { createContents, type Op, type TableRef, type Transaction } from './transaction.js';
 
 export interface DiffOptions {
@@ -65,6 +65,7 @@ function definitionKey(s: NftSet): string {
 
 const hasTimeouts = (s: NftSet) => s.flags?.includes('timeout') === true;
 
+/** What an element holds besides its key: its verdict (maps) and its comment. */
 function elementValueKey(e: Element): string {
   return JSON.stringify([e.value ?? null, e.comment ?? null]);
 }
@@ -224,7 +225,7 @@ class TableDiff {
       const live = new Map(this.lSets.get(name)!.elements.map((e) => [keyString(e.key), e]));
       for (const e of d.elements) {
         const l = live.get(keyString(e.key));
-        if (l && verdictEquals(l.value, e.value) && elementValueKey(l) === elementValueKey(e)) continue;
+        if (l && elementValueKey(l) === elementValueKey(e)) continue;
         // nft refuses `add element` of an existing key with another value ("File exists")
         // and ignores a new comment: the old element goes first.
         if (l) this.op(this.elementOp('delete', d.set, l));
