@@ -26,7 +26,7 @@ function arg(name, dflt) {
 
 const n = Number(arg('--services', '10000'));
 const runs = Number(arg('--runs', '3'));
-const dir = arg('--dir', fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-diff-scale-')));
+const dir = arg('--dir', undefined) ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-diff-scale-'));
 let netns = arg('--netns', undefined);
 fs.mkdirSync(dir, { recursive: true });
 
