@@ -1,0 +1,65 @@
+// `kproxc diff FILE... --live LIVE`: the nft transaction that turns the live tables (as
+// `nft -j list ruleset` prints them) into what `compile` would load.
+import type { Command } from 'commander';
+import { formatDiagnostic, sortDiagnostics, UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
+import { compileTables, loadModel } from '../compile.js';
+import { fileChunks } from '../input/chunks.js';
+import { diffTables } from '../nft/diff.js';
+import { readLive, type LiveTable } from '../nft/live.js';
+import type { TableContents } from '../nft/ruleset.js';
+import { transactionText } from '../nft/text.js';
+import { addSnapshotOptions, compileOptionsFrom, emit, EXIT_CHANGES, EXIT_OK, loadInputs, type Io } from './main.js';
+import { writeAtomically } from './output.js';
+import { commandRegistry } from './registry.js';
+
+function printWarnings(io: Io, ds: Diagnostic[]): void {
+  for (const d of sortDiagnostics(ds)) io.stderr(formatDiagnostic(d) + '\n');
+}
+
+/** The compiled tables, as `compile` builds them (warnings, and --strict, alike). */
+function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { tables: TableContents[]; warnings: Diagnostic[] } {
+  const strict = o.strict === true;
+  const model = loadModel(loadInputs(io, files), compileOptionsFrom(o), strict);
+  const warnings = [...model.warnings];
+  const tables = compileTables(model, o.table as string, warnings);
+  if (strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
+  return { tables, warnings };
+}
+
+function readLiveArg(io: Io, live: string, tables: TableContents[], tableName: string): LiveTable[] {
+  const name = live === '-' ? '<stdin>' : live;
+  const filter = { tableName, families: tables.map((t) => t.table.family) };
+  try {
+    return readLive(live === '-' ? [io.readStdin()] : fileChunks(live), name, filter);
+  } catch (e) {
+    // A file that cannot be opened or read (missing, a directory, no permission).
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string') throw e;
+    const message = code === 'ENOENT' ? 'no such file or directory' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${code}`;
+    throw new UserInputError([{ severity: 'error', pos: { file: name, line: 1, col: 1 }, message }]);
+  }
+}
+
+function registerDiff(program: Command, io: Io): void {
+  addSnapshotOptions(
+    program
+      .command('diff')
+      .description('print the smallest nft transaction from the live ruleset to the compiled one')
+      .requiredOption('--live <file>', 'what `nft -j list ruleset` printed (a file, or - for standard input)')
+      .option('--exit-code', 'exit 1 when the transaction is not empty, 0 when it is')
+      .option('--two-phase <file>', 'write the deletions of unused chains to FILE, to apply later (kernels before 6.2)')
+      .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
+  ).action((files: string[], o: Record<string, unknown>) => {
+    const live = o.live as string;
+    if (live === '-' && files.includes('-')) throw new UsageError('--live - and a snapshot from standard input cannot both read standard input');
+    const { tables, warnings } = desiredTables(io, files, o);
+    const liveTables = readLiveArg(io, live, tables, o.table as string);
+    const { now, later } = diffTables(tables, liveTables, { twoPhase: o.twoPhase !== undefined });
+    printWarnings(io, warnings);
+    emit(io, o.output as string | undefined, transactionText(now));
+    if (o.twoPhase !== undefined) writeAtomically(o.twoPhase as string, transactionText(later));
+    if (o.exitCode === true) commandRegistry.lastExitCode = now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
+  });
+}
+
+commandRegistry.extraCommands.push(registerDiff);

@@ -1,0 +1,210 @@
+// The live state: `nft -j list ruleset` (or `list table`) read into the objects the
+// compiler builds, for the tables kproxc owns only (family ip/ip6, our table name). Every
+// other table is skipped unread. Inside our tables everything must be something kproxc
+// writes; anything else is reported, never guessed at.
+//
+// What the listing cannot show (nft 1.0.6): table and chain comments and the set flag
+// "dynamic". Elements of sets with timeouts are the kernel's dynamic state (session
+// affinity) and are not read at all.
+import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
+import type { Family } from './expr.js';
+import { keyOf, rememberRuleKey } from './canonical.js';
+import { OuterShapeError, splitItems, type ItemText } from './json-items.js';
+import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json-read.js';
+import type { Json } from './json.js';
+import type { Chain, NftSet, Rule } from './objects.js';
+import { compareKeys, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
+
+export interface LiveFilter {
+  tableName: string;
+  families: Family[];
+}
+
+/** Live tables carry each rule's handle. */
+export type LiveTable = TableContents;
+
+const MAX_DIAGNOSTICS = 50;
+// Kinds of objects nft lists inside a table that kproxc never creates.
+const KNOWN_OTHER_KINDS = ['flowtable', 'counter', 'quota', 'ct helper', 'limit', 'ct timeout', 'ct expectation', 'secmark', 'synproxy', 'element'];
+
+class TableReader {
+  present = false;
+  readonly chains = new Map<string, ChainContents>();
+  readonly sets = new Map<string, SetContents>();
+  /** Chains already reported as unreadable: their rules are not reported again. */
+  readonly refused = new Set<string>();
+
+  constructor(readonly family: Family, readonly name: string) {}
+
+  finish(): LiveTable {
+    const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    return {
+      table: { family: this.family, name: this.name },
+      chains: [...this.chains.values()].sort((a, b) => byName(a.chain.name, b.chain.name)),
+      sets: [...this.sets.values()]
+        .map((s) => ({ set: s.set, elements: s.elements.sort((a, b) => compareKeys(a.key, b.key)) }))
+        .sort((a, b) => byName(a.set.name, b.set.name)),
+    };
+  }
+}
+
+interface Located {
+  kind: string;
+  object?: string;
+}
+
+export class LiveReader {
+  private readonly tables = new Map<Family, TableReader>();
+  readonly diagnostics: Diagnostic[] = [];
+  private omitted = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly filter: LiveFilter,
+  ) {
+    for (const f of filter.families) this.tables.set(f, new TableReader(f, filter.tableName));
+  }
+
+  private report(item: ItemText, where: Located, message: string, field?: string): void {
+    if (this.diagnostics.length >= MAX_DIAGNOSTICS) {
+      this.omitted++;
+      return;
+    }
+    this.diagnostics.push({
+      severity: 'error',
+      pos: { file: this.file, line: item.line, col: item.col },
+      kind: where.kind,
+      object: where.object,
+      field,
+      message,
+    });
+  }
+
+  /** One entry of the "nftables" array. */
+  add(item: ItemText): void {
+    let v: unknown;
+    try {
+      v = JSON.parse(item.text);
+    } catch (e) {
+      this.report(item, { kind: 'nftables' }, `not JSON: ${(e as Error).message}`);
+      return;
+    }
+    if (!isObj(v) || Object.keys(v).length !== 1 || !isObj(v[Object.keys(v)[0]])) {
+      this.report(item, { kind: 'nftables' }, 'each entry must be an object with one key whose value is an object, as nft prints');
+      return;
+    }
+    const kind = Object.keys(v)[0];
+    const body = v[kind] as { [k: string]: Json };
+    if (kind === 'metainfo') {
+      if (body.json_schema_version !== undefined && body.json_schema_version !== 1) {
+        this.report(item, { kind }, `json_schema_version ${JSON.stringify(body.json_schema_version)} is not 1, the one kproxc reads`);
+      }
+      return;
+    }
+    const tableName = kind === 'table' ? body.name : body.table;
+    if (typeof body.family !== 'string' || typeof tableName !== 'string') {
+      this.report(item, { kind }, `not nft's schema: a ${kind} needs "family" and "${kind === 'table' ? 'name' : 'table'}"`);
+      return;
+    }
+    const t = tableName === this.filter.tableName ? this.tables.get(body.family as Family) : undefined;
+    if (!t) return; // not ours: never read
+    try {
+      this.addOwned(t, kind, body);
+    } catch (e) {
+      if (!(e instanceof Unreadable)) throw e;
+      if (kind === 'chain' && typeof body.name === 'string') t.refused.add(body.name);
+      if (kind === 'rule' && t.refused.has(body.chain as string)) return;
+      const name = kind === 'rule' ? body.chain : body.name;
+      const object = typeof name === 'string' ? name : undefined;
+      const handle = kind === 'rule' && typeof body.handle === 'number' ? `rule handle ${body.handle}: ` : '';
+      this.report(item, { kind, object }, `${handle}${e.message}; kproxc cannot diff a table holding this (replace it with \`kproxc compile\`)`, e.field);
+    }
+  }
+
+  private addOwned(t: TableReader, kind: string, body: { [k: string]: Json }): void {
+    const tableRef = `table ${t.family} ${t.name}`;
+    if (kind === 'table') {
+      if (body.flags !== undefined) throw new Unreadable(`table flags ${JSON.stringify(body.flags)} are not ones kproxc writes`, 'flags');
+      t.present = true;
+      return;
+    }
+    if (!t.present) throw new Unreadable(`listed before ${tableRef}: give the output of \`nft -j list ruleset\` or \`nft -j list table\``);
+    switch (kind) {
+      case 'chain':
+        this.addChain(t, readChain(body));
+        return;
+      case 'set':
+      case 'map':
+        this.addSet(t, kind, body);
+        return;
+      case 'rule':
+        this.addRule(t, body);
+        return;
+      default:
+        throw new Unreadable(
+          KNOWN_OTHER_KINDS.includes(kind) ? `a ${kind} in ${tableRef} is not something kproxc writes` : `unknown object kind "${kind}"`,
+        );
+    }
+  }
+
+  private addChain(t: TableReader, chain: Chain): void {
+    if (t.chains.has(chain.name)) throw new Unreadable('chain listed twice');
+    t.chains.set(chain.name, { chain, rules: [] });
+  }
+
+  private addSet(t: TableReader, kind: 'set' | 'map', body: { [k: string]: Json }): void {
+    const set: NftSet = readSet(kind, body);
+    if (t.sets.has(set.name)) throw new Unreadable(`${kind} listed twice`);
+    const contents: SetContents = { set, elements: [] };
+    // Members of a set with timeouts are dynamic state (session affinity): never read,
+    // never compared, never touched.
+    if (!set.flags?.includes('timeout') && body.elem !== undefined) {
+      if (!Array.isArray(body.elem)) throw new Unreadable('"elem" must be an array', 'elem');
+      body.elem.forEach((e, i) => contents.elements.push(readElement(e, set, `elem[${i}]`)));
+    }
+    t.sets.set(set.name, contents);
+  }
+
+  private addRule(t: TableReader, body: { [k: string]: Json }): void {
+    const chainName = body.chain;
+    if (typeof chainName !== 'string') throw new Unreadable('"chain" must be a string', 'chain');
+    const c = t.chains.get(chainName);
+    if (!c) throw new Unreadable(`rule of chain ${chainName}, which is not listed before it`);
+    for (const k of Object.keys(body)) {
+      if (!['family', 'table', 'chain', 'handle', 'comment', 'expr'].includes(k)) throw new Unreadable(`unexpected key "${k}"`);
+    }
+    if (typeof body.handle !== 'number' || !Number.isInteger(body.handle)) throw new Unreadable('"handle" must be an integer', 'handle');
+    if (body.comment !== undefined && typeof body.comment !== 'string') throw new Unreadable('"comment" must be a string', 'comment');
+    const { stmts, canonical } = readStmts(body.expr ?? null, t.family);
+    const rule: Rule = { chain: chainName, stmts, handle: body.handle };
+    if (body.comment !== undefined) rule.comment = body.comment as string;
+    rememberRuleKey(rule, keyOf(canonical, rule.comment));
+    c.rules.push(rule);
+  }
+
+  /** The tables we own that the listing holds; throws UserInputError with every problem. */
+  finish(): LiveTable[] {
+    if (this.omitted > 0) {
+      const last = this.diagnostics[this.diagnostics.length - 1];
+      this.diagnostics.push({ ...last, kind: undefined, object: undefined, field: undefined, message: `and ${this.omitted} more problems` });
+    }
+    if (this.diagnostics.length) throw new UserInputError(this.diagnostics);
+    return [...this.tables.values()].filter((t) => t.present).map((t) => t.finish());
+  }
+}
+
+/** Reads a whole listing given as chunks of text. */
+export function readLive(chunks: Iterable<string>, file: string, filter: LiveFilter): LiveTable[] {
+  const reader = new LiveReader(file, filter);
+  try {
+    for (const item of splitItems(chunks)) reader.add(item);
+  } catch (e) {
+    if (!(e instanceof OuterShapeError)) throw e;
+    reader.diagnostics.push({
+      severity: 'error',
+      pos: { file, line: e.line, col: e.col },
+      message: `not a listing from \`nft -j list ruleset\`: ${e.message}`,
+    });
+  }
+  return reader.finish();
+}
