@@ -1,3 +1,3 @@
 // Every command and backend beyond `compile --backend nftables` registers itself on import.
 // bin.ts imports this module, so the CLI has all of them.
-export {};
+import './ovs.js';
