@@ -33,6 +33,18 @@ export interface Group {
  */
 export const MAX_BUCKETS_PER_MESSAGE = 700;
 
+/**
+ * Buckets per message for a group of n: equal shares of at most MAX_BUCKETS_PER_MESSAGE.
+ * Not 700 and the remainder: on OVS 3.1, after insert_bucket a select group builds its
+ * dp_hash table from the inserted buckets alone when they fit 64 hash values, and then
+ * never selects the others (measured: 700 + 50 buckets reached only the last 50). With
+ * equal shares every insert holds more than 350 buckets, so OVS keeps its default hash
+ * over all buckets.
+ */
+export function bucketChunkSize(n: number): number {
+  return Math.ceil(n / Math.ceil(n / MAX_BUCKETS_PER_MESSAGE));
+}
+
 export function hex(n: number | bigint): string {
   return '0x' + n.toString(16);
 }
@@ -77,12 +89,13 @@ function bucketText(b: Bucket, id: number): string {
   return `bucket=bucket_id:${id},weight:100,actions=${b.actions.join(',')}`;
 }
 
-/** `group add` with up to MAX_BUCKETS_PER_MESSAGE buckets, then `insert_bucket` lines for the rest. */
+/** `group add` with the first share of buckets, then an `insert_bucket` line per further share. */
 export function groupLines(g: Group): string[] {
   if (g.buckets.length === 0) throw new InternalError(`group ${g.id} has no bucket`);
   const lines: string[] = [];
-  for (let start = 0; start < g.buckets.length; start += MAX_BUCKETS_PER_MESSAGE) {
-    const chunk = g.buckets.slice(start, start + MAX_BUCKETS_PER_MESSAGE).map((b, i) => bucketText(b, start + i));
+  const size = bucketChunkSize(g.buckets.length);
+  for (let start = 0; start < g.buckets.length; start += size) {
+    const chunk = g.buckets.slice(start, start + size).map((b, i) => bucketText(b, start + i));
     lines.push(
       start === 0
         ? `group add group_id=${g.id},type=select,${chunk.join(',')}`
