@@ -19,6 +19,7 @@ import {
   protoWord,
   regMatch,
   resubmit,
+  setCtMark,
   setField,
   type OvsFamily,
 } from './pipeline.js';
@@ -57,7 +58,7 @@ function dnatFlow(ep: Endpoint, protocol: Protocol, f: OvsFamily): Flow {
         table: TABLE.snatMark,
         zone: f.dnatZone,
         nat: `nat(dst=${hostPort(ep.ip, ep.port)})`,
-        exec: [setField(CT_SERVICE, CT_SERVICE, 'ct_mark')],
+        exec: [setCtMark(CT_SERVICE)],
       }),
     ],
   };
@@ -75,7 +76,7 @@ function hairpinFlow(ep: Endpoint, f: OvsFamily): Flow {
         commit: true,
         table: TABLE.snat,
         zone: f.dnatZone,
-        exec: [setField(CT_NEEDS_SNAT, CT_NEEDS_SNAT, 'ct_mark'), setField(CT_HAIRPIN, CT_HAIRPIN, 'ct_mark')],
+        exec: [setCtMark(CT_NEEDS_SNAT), setCtMark(CT_HAIRPIN)],
       }),
     ],
   };

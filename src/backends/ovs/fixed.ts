@@ -16,9 +16,11 @@ import {
   PRIORITY,
   SERVICE_COOKIE,
   TABLE,
+  ctMarkMatch,
   gotoTable,
   regMatch,
   resubmit,
+  setCtMark,
   setField,
   type OvsFamily,
 } from './pipeline.js';
@@ -30,8 +32,6 @@ function toFlow([table, priority, match, actions]: Row): Flow {
   return { table, priority, cookie: SERVICE_COOKIE, match, actions };
 }
 
-const ctMark = (bits: number) => `ct_mark=${masked(bits, bits)}`;
-const setCtMark = (bits: number) => setField(bits, bits, 'ct_mark');
 
 /** IPv6 neighbour discovery (router/neighbour solicitation and advertisement, redirect). */
 const ND_TYPES = [133, 134, 135, 136, 137];
@@ -53,7 +53,7 @@ function familyRows(f: OvsFamily): Row[] {
     [TABLE.conntrackState, PRIORITY.high, ['ct_state=+inv+trk', f.ip], ['drop']],
     // Established Service connections were load-balanced by their first packet; hairpin ones
     // still need their SNAT.
-    [TABLE.conntrackState, PRIORITY.normal, ['ct_state=-new+trk', ctMark(CT_SERVICE), f.ip], [gotoTable(TABLE.snat)]],
+    [TABLE.conntrackState, PRIORITY.normal, ['ct_state=-new+trk', ctMarkMatch(CT_SERVICE), f.ip], [gotoTable(TABLE.snat)]],
     [TABLE.conntrackState, PRIORITY.low, ['ct_state=-new+trk', f.ip], [gotoTable(TABLE.output)]],
     // Resubmits, not gotos: each stage runs and the packet comes back for the next one.
     [TABLE.preRouting, PRIORITY.normal, [f.ip], [resubmit(TABLE.nodePortMark), resubmit(TABLE.sessionAffinity), resubmit(TABLE.serviceLB)]],
@@ -62,11 +62,11 @@ function familyRows(f: OvsFamily): Row[] {
     [
       TABLE.snat,
       PRIORITY.normal,
-      ['ct_state=+new+trk', ctMark(CT_HAIRPIN), f.ip],
+      ['ct_state=+new+trk', ctMarkMatch(CT_HAIRPIN), f.ip],
       [ct({ commit: true, table: TABLE.conntrackCommit, zone: f.snatZone, nat: `nat(src=${ipText(f.virtualServiceIP)})`, exec: [setCtMark(CT_SERVICE), setCtMark(CT_HAIRPIN)] })],
     ],
     // Later request packets of such a connection: apply the SNAT recorded in the SNAT zone.
-    [TABLE.snat, PRIORITY.normal, ['ct_state=-new+trk-rpl', ctMark(CT_NEEDS_SNAT), f.ip], [ct({ table: TABLE.conntrackCommit, zone: f.snatZone, nat: 'nat' })]],
+    [TABLE.snat, PRIORITY.normal, ['ct_state=-new+trk-rpl', ctMarkMatch(CT_NEEDS_SNAT), f.ip], [ct({ table: TABLE.conntrackCommit, zone: f.snatZone, nat: 'nat' })]],
     // Connections that are not Services are committed too, else their replies are +inv.
     [TABLE.conntrackCommit, PRIORITY.normal, ['ct_state=+new+trk', `ct_mark=${masked(0, CT_SERVICE)}`, f.ip], [ct({ commit: true, table: TABLE.output, zone: f.dnatZone })]],
   ];
@@ -90,7 +90,7 @@ const COMMON_ROWS: Row[] = [
   [TABLE.snat, PRIORITY.miss, [], [gotoTable(TABLE.conntrackCommit)]],
   [TABLE.conntrackCommit, PRIORITY.miss, [], [gotoTable(TABLE.output)]],
   // Hairpin packets go back out of the port they came from; NORMAL would not send them there.
-  [TABLE.output, PRIORITY.normal, [ctMark(CT_HAIRPIN)], ['IN_PORT']],
+  [TABLE.output, PRIORITY.normal, [ctMarkMatch(CT_HAIRPIN)], ['IN_PORT']],
   [TABLE.output, PRIORITY.miss, [], ['NORMAL']],
 ];
 

@@ -72,6 +72,10 @@ export function regMatch(reg: string, value: number, mask?: number): string {
   return mask === undefined ? `${reg}=${hex(value)}` : `${reg}=${masked(value, mask)}`;
 }
 
+/** ct_mark bits as a match and as a load inside ct(exec(...)). */
+export const ctMarkMatch = (bits: number) => `ct_mark=${masked(bits, bits)}`;
+export const setCtMark = (bits: number) => setField(bits, bits, 'ct_mark');
+
 export const resubmit = (table: number) => `resubmit(,${table})`;
 export const gotoTable = (table: number) => `goto_table:${table}`;
 

@@ -1,10 +1,9 @@
 // Table 15, one Service port: a load-balancing flow per address (ClusterIP, NodePort,
 // external IP, load-balancer IP) to the group that serves it, the short-circuit of local
 // Pods, the affinity learn flows, and our source-range extension for load-balancer IPs.
-import { cidrContains, type CIDR } from '../../net/ip.js';
+import { cidrContains, type CIDR, type IP } from '../../net/ip.js';
 import type { AllowedSource } from '../../model/firewall.js';
-import type { Flow } from './openflow.js';
-import { ipText, netText } from './openflow.js';
+import { ipText, netText, type Flow } from './openflow.js';
 import {
   EP_SELECTED,
   EP_STATE_MASK,
@@ -53,7 +52,7 @@ function intersect(a: CIDR, b: CIDR): CIDR | undefined {
 
 function entries(p: ServicePortPlan, f: OvsFamily): Entry[] {
   const sp = p.sp;
-  const dst = (ip: CIDR['addr']) => `${f.dst}=${ipText(ip)}`;
+  const dst = (ip: IP) => `${f.dst}=${ipText(ip)}`;
   const out: Entry[] = [{ dst: dst(sp.clusterIP), port: sp.port, nodePort: false, external: false, group: p.internal }];
   if (!p.external) return out;
   const ext = { port: sp.port, nodePort: false, external: true, group: p.external };
