@@ -54,6 +54,20 @@ function expectedEndpoints(namespace: string, name: string, port: string, protoc
   return categorizeEndpoints(m.endpoints.get(servicePortKey(sp.id)) ?? [], sp, m.nodeName, m.nodeLabels).clusterEndpoints.map((e) => e.key);
 }
 
+/**
+ * Injected packets wait in the dummy port's queue until the datapath thread takes them, so
+ * what they cause (conntrack entries, learned flows) is polled for, up to a few seconds.
+ */
+function eventually<T>(read: () => T, done: (v: T) => boolean): T {
+  const deadline = Date.now() + 5000;
+  let v = read();
+  while (!done(v) && Date.now() < deadline) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    v = read();
+  }
+  return v;
+}
+
 function learnedFlows(ovs: Ovs): string[] {
   return ovs.dump().flows.filter((f) => /^cookie=\S+ table=14, /.test(f) && !/ priority=0 /.test(f));
 }
@@ -90,12 +104,12 @@ describe('ClientIP affinity with real packets', () => {
       // together with it, before the learned flow exists, select on their own: see
       // docs/ovs-backend.md.)
       ovs!.receive('p1', packets(c.conn, 1, 41001));
-      const learned = learnedFlows(ovs!).filter((f) => c.match.test(f));
+      const learned = eventually(() => learnedFlows(ovs!).filter((f) => c.match.test(f)), (l) => l.length > 0);
       expect(learned.length).toBe(1);
       expect(learned[0]).toMatch(new RegExp(`hard_timeout=${c.timeout},`));
       expect(learned[0]).toMatch(/^cookie=0x103[0-9a-f]*[1-9a-f][0-9a-f]*,/); // the group's own cookie
       expect(learned[0]).not.toMatch(/^cookie=0x1030000000000,/);
-      const first = endpointsChosen(ovs!, c.conn);
+      const first = eventually(() => endpointsChosen(ovs!, c.conn), (e) => e.length >= 1);
       expect(first.length).toBe(1);
       expect(expectedEndpoints('shop', 'sticky', 'http', 'TCP', c.family)).toContain(first[0]);
 
@@ -103,7 +117,7 @@ describe('ClientIP affinity with real packets', () => {
       // wait for that, then every further connection of the client lands on the same endpoint.
       ovs!.appctl(['revalidator/wait']);
       ovs!.receive('p1', packets(c.conn, 12, 41002));
-      const chosen = endpointsChosen(ovs!, c.conn);
+      const chosen = eventually(() => endpointsChosen(ovs!, c.conn), (e) => e.length >= 13);
       expect(chosen.length).toBe(13);
       expect(new Set(chosen)).toEqual(new Set(first));
     });
@@ -113,7 +127,7 @@ describe('ClientIP affinity with real packets', () => {
     const conn: Conn = { proto: 'tcp', client: '198.18.0.8', vip: '10.96.0.53', port: 53 };
     ovs!.appctl(['dpctl/flush-conntrack']);
     ovs!.receive('p1', packets(conn, 16, 43001));
-    const chosen = endpointsChosen(ovs!, conn);
+    const chosen = eventually(() => endpointsChosen(ovs!, conn), (e) => e.length >= 16);
     expect(chosen.length).toBe(16);
     expect(new Set(chosen).size).toBeGreaterThan(1);
     for (const ep of chosen) expect(expectedEndpoints('kube-system', 'dns', 'dns-tcp', 'TCP', 4)).toContain(ep);
@@ -122,12 +136,19 @@ describe('ClientIP affinity with real packets', () => {
   it('caps a timeout of 86400 s at the 65535 s a hard_timeout holds', () => {
     const conn: Conn = { proto: 'udp', client: '198.18.0.9', vip: '10.96.0.31', port: 80 };
     ovs!.receive('p1', packets(conn, 1, 44001));
-    ovs!.appctl(['revalidator/wait']);
-    ovs!.receive('p1', packets(conn, 3, 44002));
-    const learned = learnedFlows(ovs!).filter((f) => /udp,nw_src=198\.18\.0\.9,nw_dst=10\.96\.0\.31,tp_dst=80 /.test(f));
+    const learned = eventually(
+      () => learnedFlows(ovs!).filter((f) => /udp,nw_src=198\.18\.0\.9,nw_dst=10\.96\.0\.31,tp_dst=80 /.test(f)),
+      (l) => l.length > 0,
+    );
     expect(learned.length).toBe(1);
     expect(learned[0]).toMatch(/hard_timeout=65535,/);
-    expect(new Set(endpointsChosen(ovs!, conn)).size).toBe(1);
+    ovs!.appctl(['revalidator/wait']);
+    ovs!.receive('p1', packets(conn, 3, 44002));
+    const chosen = eventually(() => endpointsChosen(ovs!, conn), (e) => e.length >= 4);
+    expect(chosen.length).toBe(4);
+    // (The userspace datapath hashes UDP without ports, so this alone would not prove
+    // affinity; the learned flow above does.)
+    expect(new Set(chosen).size).toBe(1);
   });
 
   it('loading the bundle again flushes the learned flows', () => {
