@@ -16,6 +16,11 @@ import { startOvs, type Ovs } from './helpers/ovs.js';
 
 const SPORT = 40000;
 
+/** The datapath's number for a port (datapath actions name ports by it, not by OpenFlow's). */
+function dpPort(ovs: Ovs, name: string): string {
+  return new RegExp(`port (\\d+): ${name}\\b`).exec(ovs.appctl(['dpctl/show']))![1];
+}
+
 /** Endpoint strings (`ip:port`, `[ip]:port`) in bucket order: by address, then port. */
 function sortedByAddress(eps: string[]): string[] {
   const key = (e: string) => {
@@ -94,6 +99,23 @@ describe('traced packets reach exactly the endpoints the model gives', () => {
       expect(t).toMatch(/^ 0\. .*priority (0|210)/m);
       expect(t).toMatch(/^\s+NORMAL$/m);
       expect(t).not.toMatch(/ct\(/);
+    }
+  });
+
+  it('sends a local endpoint that reaches itself through its Service back out of its port, SNATed', () => {
+    ovs!.loadBundle(fs.readFileSync(path.join(GOLDEN, 'ovs/dual-stack-node.ovs'), 'utf8'));
+    // shop/mirror's only endpoint is the local 10.244.1.5:8080 (fd00:10:244:1::5 for web's IPv6 ClusterIP).
+    for (const [flow, vsip] of [
+      ['dp_hash=1,tcp,in_port=2,nw_src=10.244.1.5,nw_dst=10.96.0.11,tcp_src=40000,tcp_dst=8080', '169.254.0.253'],
+      ['dp_hash=1,tcp6,in_port=2,ipv6_src=fd00:10:244:1::5,ipv6_dst=fd00:96::10,tcp_src=40000,tcp_dst=80', 'fc01::aabb:ccdd:eeff'],
+    ]) {
+      let t = ovs!.trace(flow);
+      if (/nat\(dst=[^)]*2::6/.test(t)) t = ovs!.trace(flow.replace('dp_hash=1', 'dp_hash=2'));
+      expect(t).toMatch(/nat\(dst=(10\.244\.1\.5|\[fd00:10:244:1::5\]):8080\)/);
+      expect(t).toContain(`nat(src=${vsip})`);
+      expect(t).toMatch(/^\s+IN_PORT$/m);
+      // One output, to the datapath port of OpenFlow port 2 (NORMAL would flood the others).
+      expect([...t.matchAll(/^Datapath actions: (.*)$/gm)].pop()![1]).toBe(dpPort(ovs!, 'p2'));
     }
   });
 });
