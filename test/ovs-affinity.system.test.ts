@@ -10,7 +10,7 @@ import { loadModel } from '../src/compile.js';
 import { categorizeEndpoints } from '../src/model/categorize.js';
 import { servicePortKey } from '../src/model/types.js';
 import { GOLDEN, FIXTURES } from './helpers/fixtures.js';
-import { startOvs, type Ovs } from './helpers/ovs.js';
+import { sleepMs, startOvs, type Ovs } from './helpers/ovs.js';
 
 const CASE = 'ovs/dual-stack-node';
 const SNAPSHOT = path.join(FIXTURES, `${CASE}.yaml`);
@@ -62,7 +62,7 @@ function eventually<T>(read: () => T, done: (v: T) => boolean): T {
   const deadline = Date.now() + 5000;
   let v = read();
   while (!done(v) && Date.now() < deadline) {
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    sleepMs(20);
     v = read();
   }
   return v;

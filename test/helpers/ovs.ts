@@ -50,6 +50,11 @@ function normalized(dump: string): string[] {
     .sort();
 }
 
+/** Blocks for ms milliseconds (the helpers are synchronous, like the tools they run). */
+export function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -70,7 +75,7 @@ function stopDaemons(dir: string): void {
     if (!cmdline.includes(dir)) continue; // the pid was reused by something that is not ours
     process.kill(pid, 'SIGTERM');
     const deadline = Date.now() + 5000;
-    while (pidAlive(pid) && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    while (pidAlive(pid) && Date.now() < deadline) sleepMs(20);
     if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
   }
 }
