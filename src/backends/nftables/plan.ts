@@ -2,7 +2,7 @@
 // emitters translate it without making further decisions. (kube-proxy computes the same
 // in syncProxyRules' local booleans.)
 import { categorizeEndpoints, externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type Categorized } from '../../model/categorize.js';
-import { cidrContains, type IP } from '../../net/ip.js';
+import { allowedSources, usesFirewall, type AllowedSource } from '../../model/firewall.js';
 import { servicePortKey, servicePortNameString, type FamilyModel, type ServicePort } from '../../model/types.js';
 import type { Verdict } from '../../nft/expr.js';
 import { REJECT_CHAIN, servicePortChains, type ServicePortChains } from './names.js';
@@ -27,7 +27,7 @@ export interface ServicePortPlan {
   externalFilterVerdict?: Verdict;
   usesFirewall: boolean;
   /** Allowed sources for load-balancer IPs (source ranges, plus the VIPs when the node is inside). */
-  firewallSources: ({ t: 'cidr'; cidr: import('../../net/ip.js').CIDR } | { t: 'ip'; ip: IP })[];
+  firewallSources: AllowedSource[];
 }
 
 export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPlan {
@@ -55,13 +55,6 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
     if (!hasExternalEndpoints) externalFilterVerdict = { kind: 'drop' };
   }
 
-  const usesFirewall = sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
-  const firewallSources: ServicePortPlan['firewallSources'] = sp.loadBalancerSourceRanges.map((cidr) => ({ t: 'cidr', cidr }));
-  // A VIP that is also a local address makes the node's own requests arrive with the VIP
-  // as source, so allow the VIPs when the node's IP is inside the ranges.
-  const allowFromNode = m.primaryNodeIP !== undefined && sp.loadBalancerSourceRanges.some((c) => cidrContains(c, m.primaryNodeIP!));
-  if (allowFromNode) for (const ip of sp.loadBalancerVIPs) firewallSources.push({ t: 'ip', ip });
-
   return {
     sp,
     chains,
@@ -76,7 +69,7 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
     usesExternalChain,
     internalFilterVerdict,
     externalFilterVerdict,
-    usesFirewall,
-    firewallSources,
+    usesFirewall: usesFirewall(sp),
+    firewallSources: allowedSources(sp, m.primaryNodeIP),
   };
 }

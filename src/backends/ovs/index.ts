@@ -1,0 +1,70 @@
+// The ovs backend: one ovs-ofctl bundle for every IP family of the model, in the shape of
+// Antrea v1.12's Service pipeline (see docs/ovs-backend.md).
+import type { Diagnostic } from '../../diag/diagnostic.js';
+import { compareIP, isLoopback, type IP } from '../../net/ip.js';
+import type { FamilyModel, ServicePort } from '../../model/types.js';
+import { Bundle, type FlowConflict } from './bundle.js';
+import { endpointFlows, serviceGroup } from './endpoints.js';
+import { fixedFlows, nodePortMarkFlows } from './fixed.js';
+import { matchText } from './openflow.js';
+import { ovsFamily } from './pipeline.js';
+import { MAX_AFFINITY_TIMEOUT, planFamily } from './plan.js';
+import { serviceFlows } from './service.js';
+
+type Owner = ServicePort | undefined;
+
+const serviceName = (sp: ServicePort) => `${sp.id.namespace}/${sp.id.name}`;
+
+/**
+ * Where NodePorts are accepted. OpenFlow cannot ask "is this a local address", so when
+ * nodePortAddresses selects every address, the node's known IPs stand for them.
+ */
+export function nodePortAddresses(m: FamilyModel): IP[] {
+  const ips = m.nodePortAddresses.matchAll ? m.nodeIPs.filter((ip) => !isLoopback(ip)) : m.nodePortAddresses.ips;
+  return [...ips].sort(compareIP);
+}
+
+function conflictWarning(c: FlowConflict<Owner>): Diagnostic | undefined {
+  const sp = c.droppedOwner;
+  if (!sp) return undefined;
+  const by = c.keptOwner ? `Service ${serviceName(c.keptOwner)}` : 'the fixed pipeline';
+  return {
+    severity: 'warning',
+    pos: sp.pos,
+    kind: 'Service',
+    object: serviceName(sp),
+    message: `table ${c.dropped.table} flow ${matchText(c.dropped)} is already taken by ${by}; this one is left out`,
+  };
+}
+
+function affinityWarning(sp: ServicePort): Diagnostic {
+  return {
+    severity: 'warning',
+    pos: sp.pos,
+    kind: 'Service',
+    object: serviceName(sp),
+    field: 'spec.sessionAffinityConfig.clientIP.timeoutSeconds',
+    message: `${sp.affinityTimeout} seconds is more than an OpenFlow hard_timeout holds; affinity is kept for ${MAX_AFFINITY_TIMEOUT} seconds`,
+  };
+}
+
+export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]): string {
+  const bundle = new Bundle<Owner>((c) => {
+    const w = conflictWarning(c);
+    if (w) warnings.push(w);
+  });
+  for (const flow of fixedFlows(families.map((m) => ovsFamily(m.family)))) bundle.addFlow(flow, undefined);
+  const capped = new Map<string, ServicePort>();
+  for (const m of families) {
+    const f = ovsFamily(m.family);
+    for (const flow of nodePortMarkFlows(f, nodePortAddresses(m))) bundle.addFlow(flow, undefined);
+    for (const plan of planFamily(m)) {
+      const affinity = plan.affinityTimeout !== undefined;
+      for (const g of plan.groups) bundle.addGroup(serviceGroup(g, f, affinity));
+      for (const flow of [...serviceFlows(plan, f, m.podCIDRs), ...endpointFlows(plan, f)]) bundle.addFlow(flow, plan.sp);
+      if ((plan.sp.affinityTimeout ?? 0) > MAX_AFFINITY_TIMEOUT) capped.set(serviceName(plan.sp), plan.sp);
+    }
+  }
+  for (const sp of capped.values()) warnings.push(affinityWarning(sp));
+  return bundle.text();
+}

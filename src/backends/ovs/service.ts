@@ -1,0 +1,147 @@
+// Table 15, one Service port: a load-balancing flow per address (ClusterIP, NodePort,
+// external IP, load-balancer IP) to the group that serves it, the short-circuit of local
+// Pods, the affinity learn flows, and our source-range extension for load-balancer IPs.
+import { cidrContains, type CIDR, type IP } from '../../net/ip.js';
+import type { AllowedSource } from '../../model/firewall.js';
+import { ipText, netText, type Flow } from './openflow.js';
+import {
+  EP_SELECTED,
+  EP_STATE_MASK,
+  EP_STATE_NODEPORT_MASK,
+  EP_TO_LEARN,
+  EP_TO_SELECT,
+  EXTERNAL_ADDRESS,
+  NODEPORT_ADDRESS,
+  PRIORITY,
+  SERVICE_COOKIE,
+  SERVICE_PACKET,
+  TABLE,
+  gotoTable,
+  ipProtoNumber,
+  learnCookie,
+  learnDstPortField,
+  protoWord,
+  regMatch,
+  setField,
+  type OvsFamily,
+} from './pipeline.js';
+import type { GroupPlan, ServicePortPlan } from './plan.js';
+
+/** One address (or the NodePort) of a Service port, and who serves it. */
+interface Entry {
+  /** `nw_dst=...`, or none for a NodePort (reg4[19] says the destination is a NodePort address). */
+  dst?: string;
+  port: number;
+  nodePort: boolean;
+  external: boolean;
+  group: GroupPlan;
+  /** Sources allowed by loadBalancerSourceRanges; undefined: any. */
+  sources?: CIDR[];
+}
+
+function sourceCIDR(s: AllowedSource): CIDR {
+  return s.t === 'cidr' ? s.cidr : { addr: s.ip, prefix: s.ip.bytes.length * 8 };
+}
+
+/** The smaller of two networks when one holds the other; undefined when they are disjoint. */
+function intersect(a: CIDR, b: CIDR): CIDR | undefined {
+  if (a.prefix >= b.prefix && cidrContains(b, a.addr)) return a;
+  if (b.prefix >= a.prefix && cidrContains(a, b.addr)) return b;
+  return undefined;
+}
+
+function entries(p: ServicePortPlan, f: OvsFamily): Entry[] {
+  const sp = p.sp;
+  const dst = (ip: IP) => `${f.dst}=${ipText(ip)}`;
+  const out: Entry[] = [{ dst: dst(sp.clusterIP), port: sp.port, nodePort: false, external: false, group: p.internal }];
+  if (!p.external) return out;
+  const ext = { port: sp.port, nodePort: false, external: true, group: p.external };
+  if (sp.nodePort !== 0) out.push({ ...ext, port: sp.nodePort, nodePort: true });
+  for (const ip of sp.externalIPs) out.push({ ...ext, dst: dst(ip) });
+  const sources = p.allowedSources?.map(sourceCIDR);
+  for (const ip of sp.loadBalancerVIPs) out.push({ ...ext, dst: dst(ip), sources });
+  return out;
+}
+
+function match(p: ServicePortPlan, f: OvsFamily, e: Entry, state: number, src?: CIDR): string[] {
+  const reg4 = e.nodePort ? regMatch('reg4', state | NODEPORT_ADDRESS, EP_STATE_NODEPORT_MASK) : regMatch('reg4', state, EP_STATE_MASK);
+  return [protoWord(f, p.sp.id.protocol), reg4, ...(src ? [`${f.src}=${netText(src)}`] : []), ...(e.dst ? [e.dst] : []), `tp_dst=${e.port}`];
+}
+
+/** Antrea's serviceLBFlow: mark the packet as a Service packet, record the group, select. */
+function lbFlow(p: ServicePortPlan, f: OvsFamily, e: Entry, priority: number, group: GroupPlan, src?: CIDR): Flow {
+  const state = p.affinityTimeout === undefined ? EP_SELECTED : EP_TO_LEARN;
+  return {
+    table: TABLE.serviceLB,
+    priority,
+    cookie: SERVICE_COOKIE,
+    match: match(p, f, e, EP_TO_SELECT, src),
+    actions: [
+      setField(SERVICE_PACKET, SERVICE_PACKET, 'reg0'),
+      setField(state, EP_STATE_MASK, 'reg4'),
+      ...(e.external ? [setField(EXTERNAL_ADDRESS, EXTERNAL_ADDRESS, 'reg4')] : []),
+      setField(group.id, undefined, 'reg7'),
+      `group:${group.id}`,
+    ],
+  };
+}
+
+/**
+ * Antrea's serviceLearnFlow: the bucket resubmits here with the chosen endpoint in
+ * reg3/xxreg3 and reg4; the learned flow in table 14 sends this client's next
+ * connections to the same endpoint until hard_timeout.
+ */
+function learnFlow(p: ServicePortPlan, f: OvsFamily, e: Entry, timeout: number): Flow {
+  const proto = p.sp.id.protocol;
+  const cookie = learnCookie(e.group.id);
+  const spec = [
+    `table=${TABLE.sessionAffinity}`,
+    `hard_timeout=${timeout}`,
+    `priority=${PRIORITY.normal}`,
+    'delete_learned',
+    `cookie=0x${cookie.toString(16)}`,
+    `eth_type=${f.ethType}`,
+    `nw_proto=${ipProtoNumber(proto)}`,
+    learnDstPortField(proto),
+    f.learnDst,
+    f.learnSrc,
+    'load:NXM_NX_REG4[0..15]->NXM_NX_REG4[0..15]',
+    `load:${f.learnEndpointField}->${f.learnEndpointField}`,
+    `load:0x${(EP_SELECTED >> 16).toString(16)}->NXM_NX_REG4[16..18]`,
+    'load:0x1->NXM_NX_REG0[9]',
+    ...(e.external ? ['load:0x1->NXM_NX_REG4[21]'] : []),
+  ];
+  return {
+    table: TABLE.serviceLB,
+    priority: PRIORITY.low,
+    cookie,
+    match: match(p, f, e, EP_TO_LEARN),
+    actions: [`learn(${spec.join(',')})`, setField(EP_SELECTED, EP_STATE_MASK, 'reg4'), gotoTable(TABLE.endpointDNAT)],
+  };
+}
+
+function entryFlows(p: ServicePortPlan, f: OvsFamily, e: Entry, podCIDRs: CIDR[]): Flow[] {
+  const flows: Flow[] = [];
+  // Local Pods reach external addresses through all cluster endpoints, as kube-proxy's
+  // short-circuit does, when the external group holds only local ones.
+  const shortCircuit = e.external && p.cluster !== undefined && p.cluster !== e.group;
+  for (const src of e.sources ?? [undefined]) {
+    flows.push(lbFlow(p, f, e, PRIORITY.normal, e.group, src));
+    if (!shortCircuit) continue;
+    for (const pods of podCIDRs) {
+      const both = src ? intersect(src, pods) : pods;
+      if (both) flows.push(lbFlow(p, f, e, PRIORITY.high, p.cluster!, both));
+    }
+  }
+  // Our extension: a load-balancer IP with source ranges only load-balances the allowed
+  // sources (above); any other source that wants an endpoint is dropped here.
+  if (e.sources) {
+    flows.push({ table: TABLE.serviceLB, priority: PRIORITY.sourceRangeDrop, cookie: SERVICE_COOKIE, match: match(p, f, e, EP_TO_SELECT), actions: ['drop'] });
+  }
+  if (p.affinityTimeout !== undefined) flows.push(learnFlow(p, f, e, p.affinityTimeout));
+  return flows;
+}
+
+export function serviceFlows(p: ServicePortPlan, f: OvsFamily, podCIDRs: CIDR[]): Flow[] {
+  return entries(p, f).flatMap((e) => entryFlows(p, f, e, podCIDRs));
+}
