@@ -1,16 +1,26 @@
 #!/usr/bin/env node
-// Synthetic cluster snapshots for scale runs and property tests: a plain cluster value
-// (services with their ports and endpoints), the changes a cluster goes through, and the
-// YAML `kubectl get -o yaml` would print for it. Deterministic: the same arguments give
-// the same bytes.
+// Synthetic cluster snapshots for the benchmark, scale runs and property tests: a plain
+// cluster value (Services with their ports and endpoints), the Kubernetes objects a cluster
+// holds, and the text `kubectl get -o yaml` / `-o json` would print for them. The changes
+// a cluster goes through are in test/helpers/cluster-changes.ts. Deterministic: the same
+// arguments give the same bytes.
 //
-//   node scripts/gen-snapshot.mjs --services 10000 [--endpoints 3] [--nodeports N] > snap.yaml
+//   node scripts/gen-snapshot.mjs --services 10000 [--endpoints 3] [--nodeports N] [--mixed]
+//        [--format flow|yaml|yaml-list|json] > snap.yaml
+//
+// --mixed makes the benchmark's realistic mix: ClusterIP, NodePort and LoadBalancer
+// Services, some with Local traffic policy and source ranges, some with session affinity,
+// endpoints on many nodes (some on this one), the last endpoint of every fifth Service
+// terminating.
 import { pathToFileURL } from 'node:url';
+import { stringify } from 'yaml';
 
 export const NODE = { name: 'node-a', ip: '192.168.0.2' };
 export const OTHER_NODE = 'node-b';
 export const CLUSTER_CIDR = '10.128.0.0/9';
 export const SERVICE_CIDR = '172.30.0.0/16';
+/** Services a snapshot can hold: one /16 of ClusterIPs. */
+export const MAX_SERVICES = 60000;
 
 /** The i-th address of a block of 2^16 (i < 65536): base.x.y.z with x,y from i. */
 function v4(a, b, i) {
@@ -25,93 +35,144 @@ export function podIP(i) {
   return v4(10, 128, i + 1);
 }
 
+function plainService(i, eps, nodePort) {
+  return {
+    ns: `ns${i % 100}`,
+    name: `svc${i}`,
+    clusterIP: clusterIP(i),
+    type: nodePort ? 'NodePort' : 'ClusterIP',
+    ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080, nodePort }],
+    externalLocal: false,
+    affinity: undefined,
+    lbIP: undefined,
+    endpoints: eps,
+  };
+}
+
+/** Service i of the benchmark's mix: 60% ClusterIP, 20% NodePort, 20% LoadBalancer (half Local, with source ranges). */
+function mixedService(i, eps, nodePort) {
+  const s = plainService(i, eps, undefined);
+  const kind = i % 10;
+  if (kind >= 6) {
+    s.type = kind >= 8 ? 'LoadBalancer' : 'NodePort';
+    s.ports[0].nodePort = nodePort();
+  }
+  if (kind >= 8) s.lbIP = v4(100, 64, i);
+  if (kind === 9) {
+    s.externalLocal = true;
+    s.sourceRanges = ['203.0.113.0/24', '198.51.100.0/24'];
+  }
+  if (i % 7 === 0) s.affinity = 3600;
+  if (i % 5 === 0 && eps.length > 1) eps[eps.length - 1].terminating = true;
+  return s;
+}
+
 /**
- * A cluster of n ClusterIP Services with `endpoints` endpoints each (every other one on
- * this node); the first `nodePorts` of them are NodePort Services.
+ * A cluster of n Services with `endpoints` endpoints each. Plain: ClusterIP Services,
+ * every other endpoint on this node, the first `nodePorts` Services of type NodePort.
+ * Mixed: the benchmark's mix (see the header), one endpoint in ten on this node.
  */
-export function makeCluster(n, { endpoints = 3, nodePorts = 0 } = {}) {
+export function makeCluster(n, { endpoints = 3, nodePorts = 0, mixed = false } = {}) {
+  if (n > MAX_SERVICES) throw new Error(`at most ${MAX_SERVICES} Services (one /16 of ClusterIPs)`);
   const services = [];
   let pod = 0;
+  let nextNodePort = 30000;
   for (let i = 0; i < n; i++) {
     const eps = [];
-    for (let k = 0; k < endpoints; k++) eps.push({ ip: podIP(pod++), local: k % 2 === 0 });
-    services.push({
-      ns: `ns${i % 100}`,
-      name: `svc${i}`,
-      clusterIP: clusterIP(i),
-      type: i < nodePorts ? 'NodePort' : 'ClusterIP',
-      ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080, nodePort: i < nodePorts ? 30000 + i : undefined }],
-      externalLocal: false,
-      affinity: undefined,
-      lbIP: undefined,
-      endpoints: eps,
-    });
+    for (let k = 0; k < endpoints; k++) {
+      const p = pod++;
+      if (!mixed) eps.push({ ip: podIP(p), local: k % 2 === 0 });
+      else eps.push({ ip: podIP(p), local: p % 10 === 0, node: `node-${p % 97}` });
+    }
+    services.push(mixed ? mixedService(i, eps, () => nextNodePort++) : plainService(i, eps, i < nodePorts ? 30000 + i : undefined));
   }
   return { services, nextPod: pod };
 }
 
-const header = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clusterCIDR: ${CLUSTER_CIDR}
-detectLocalMode: ClusterCIDR
----
-apiVersion: v1
-kind: Node
-metadata: {name: ${NODE.name}}
-status:
-  addresses:
-  - {type: InternalIP, address: ${NODE.ip}}
----
-apiVersion: networking.k8s.io/v1
-kind: ServiceCIDR
-metadata: {name: kubernetes}
-spec: {cidrs: [${SERVICE_CIDR}]}
-`;
-
-function serviceYaml(s) {
-  const ports = s.ports
-    .map((p) => `{name: ${p.name}, port: ${p.port}, protocol: ${p.protocol}${p.nodePort ? `, nodePort: ${p.nodePort}` : ''}}`)
-    .join(', ');
-  const lines = [
-    '---',
-    'apiVersion: v1',
-    'kind: Service',
-    `metadata: {namespace: ${s.ns}, name: ${s.name}}`,
-    'spec:',
-    `  type: ${s.type}`,
-    `  clusterIP: ${s.clusterIP}`,
-    `  ports: [${ports}]`,
-  ];
-  if (s.type !== 'ClusterIP' && s.externalLocal) lines.push('  externalTrafficPolicy: Local');
-  if (s.affinity !== undefined) {
-    lines.push('  sessionAffinity: ClientIP', `  sessionAffinityConfig: {clientIP: {timeoutSeconds: ${s.affinity}}}`);
-  }
-  if (s.type === 'LoadBalancer' && s.sourceRanges?.length) lines.push(`  loadBalancerSourceRanges: [${s.sourceRanges.join(', ')}]`);
-  if (s.type === 'LoadBalancer' && s.lbIP) lines.push(`status: {loadBalancer: {ingress: [{ip: ${s.lbIP}}]}}`);
-  return lines.join('\n') + '\n';
-}
-
-function sliceYaml(s) {
-  const eps = s.endpoints
-    .map((e) => `- {addresses: [${e.ip}], nodeName: ${e.local ? NODE.name : OTHER_NODE}}`)
-    .join('\n');
-  const ports = s.ports.map((p) => `{name: ${p.name}, port: ${p.targetPort ?? p.port}, protocol: ${p.protocol}}`).join(', ');
+/** The objects every snapshot starts with: proxy configuration, this node, the Service CIDR. */
+function headerObjects() {
   return [
-    '---',
-    'apiVersion: discovery.k8s.io/v1',
-    'kind: EndpointSlice',
-    `metadata: {namespace: ${s.ns}, name: ${s.name}-1, labels: {kubernetes.io/service-name: ${s.name}}}`,
-    'addressType: IPv4',
-    s.endpoints.length ? `endpoints:\n${eps}` : 'endpoints: []',
-    `ports: [${ports}]`,
-  ].join('\n') + '\n';
+    { apiVersion: 'kubeproxy.config.k8s.io/v1alpha1', kind: 'KubeProxyConfiguration', clusterCIDR: CLUSTER_CIDR, detectLocalMode: 'ClusterCIDR' },
+    { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE.name }, status: { addresses: [{ type: 'InternalIP', address: NODE.ip }] } },
+    { apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: 'kubernetes' }, spec: { cidrs: [SERVICE_CIDR] } },
+  ];
 }
 
-/** The cluster as one multi-document YAML snapshot. */
+function serviceObject(s) {
+  const spec = {
+    type: s.type,
+    clusterIP: s.clusterIP,
+    ports: s.ports.map((p) => {
+      const port = { name: p.name, port: p.port, protocol: p.protocol };
+      if (p.nodePort) port.nodePort = p.nodePort;
+      return port;
+    }),
+  };
+  if (s.type !== 'ClusterIP' && s.externalLocal) spec.externalTrafficPolicy = 'Local';
+  if (s.affinity !== undefined) {
+    spec.sessionAffinity = 'ClientIP';
+    spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: s.affinity } };
+  }
+  if (s.type === 'LoadBalancer' && s.sourceRanges?.length) spec.loadBalancerSourceRanges = s.sourceRanges;
+  const svc = { apiVersion: 'v1', kind: 'Service', metadata: { namespace: s.ns, name: s.name }, spec };
+  if (s.type === 'LoadBalancer' && s.lbIP) svc.status = { loadBalancer: { ingress: [{ ip: s.lbIP }] } };
+  return svc;
+}
+
+function sliceObject(s) {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { namespace: s.ns, name: `${s.name}-1`, labels: { 'kubernetes.io/service-name': s.name } },
+    addressType: 'IPv4',
+    endpoints: s.endpoints.map((e) => {
+      const ep = { addresses: [e.ip], nodeName: e.local ? NODE.name : (e.node ?? OTHER_NODE) };
+      if (e.terminating !== undefined || e.node !== undefined) {
+        ep.conditions = e.terminating ? { ready: false, serving: true, terminating: true } : { ready: true, serving: true, terminating: false };
+      }
+      return ep;
+    }),
+    ports: s.ports.map((p) => ({ name: p.name, port: p.targetPort ?? p.port, protocol: p.protocol })),
+  };
+}
+
+/** The cluster as Kubernetes objects, in snapshot order. */
+export function clusterObjects(cluster) {
+  const objects = headerObjects();
+  for (const s of cluster.services) objects.push(serviceObject(s), sliceObject(s));
+  return objects;
+}
+
+/** A top-level mapping in block style with every value on one line in flow style, as people write by hand. */
+function flowDocument(o) {
+  return Object.entries(o)
+    .map(([k, v]) => `${k}: ${stringify(v, { collectionStyle: 'flow', lineWidth: 0, flowCollectionPadding: false }).trimEnd()}\n`)
+    .join('');
+}
+
+/**
+ * Objects as text. yaml: documents as `kubectl get -o yaml` prints them (block style,
+ * sequences not indented); yaml-list: one kubectl List; json: the List as `kubectl get -o
+ * json` prints it; flow: documents with flow-style values.
+ */
+export function renderSnapshot(objects, format) {
+  switch (format) {
+    case 'yaml':
+      return objects.map((o) => stringify(o, { indentSeq: false, lineWidth: 0 })).join('---\n');
+    case 'yaml-list':
+      return stringify({ apiVersion: 'v1', items: objects, kind: 'List', metadata: { resourceVersion: '' } }, { indentSeq: false, lineWidth: 0 });
+    case 'json':
+      return JSON.stringify({ apiVersion: 'v1', items: objects, kind: 'List', metadata: { resourceVersion: '' } }, null, 4) + '\n';
+    case 'flow':
+      return objects.map(flowDocument).join('---\n');
+    default:
+      throw new Error(`unknown format ${format}`);
+  }
+}
+
+/** The cluster as one multi-document YAML snapshot (flow-style values). */
 export function snapshotYaml(cluster) {
-  const parts = [header];
-  for (const s of cluster.services) parts.push(serviceYaml(s), sliceYaml(s));
-  return parts.join('');
+  return renderSnapshot(clusterObjects(cluster), 'flow');
 }
 
 function main(argv) {
@@ -122,10 +183,10 @@ function main(argv) {
     if (!Number.isInteger(v) || v < 0) throw new Error(`${name}: expected a whole number`);
     return v;
   };
-  const n = opt('--services', 100);
-  if (n > 60000) throw new Error('--services: at most 60000 (one /16 of ClusterIPs)');
-  const cluster = makeCluster(n, { endpoints: opt('--endpoints', 3), nodePorts: opt('--nodeports', 0) });
-  process.stdout.write(snapshotYaml(cluster));
+  const fi = argv.indexOf('--format');
+  const format = fi === -1 ? 'flow' : argv[fi + 1];
+  const cluster = makeCluster(opt('--services', 100), { endpoints: opt('--endpoints', 3), nodePorts: opt('--nodeports', 0), mixed: argv.includes('--mixed') });
+  process.stdout.write(renderSnapshot(clusterObjects(cluster), format));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main(process.argv.slice(2));

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Document, LineCounter, parseAllDocuments, isNode, isCollection } from 'yaml';
 import type { Diagnostic, Position } from '../diag/diagnostic.js';
+import { readFastObjects, type SlowReader } from './fast-objects.js';
 
 export type FieldPath = (string | number)[];
 
@@ -63,7 +64,7 @@ export function readInputs(args: string[], readStdin: () => string): { files: In
 }
 
 /** Where a field of a parsed document stands (used for any input file with positions). */
-export function locator(doc: Document, lines: LineCounter, file: string, base: FieldPath): (field: FieldPath) => Position {
+export function locator(doc: Document, lines: Pick<LineCounter, 'linePos'>, file: string, base: FieldPath): (field: FieldPath) => Position {
   return (field) => {
     const full = [...base, ...field];
     // Walk down as far as the path exists; report the deepest node found.
@@ -85,10 +86,16 @@ export function locator(doc: Document, lines: LineCounter, file: string, base: F
 }
 
 /** Parses every document of every file; YAML and JSON syntax errors become diagnostics. */
-export function parseFiles(files: InputFile[]): { objects: SourceObject[]; diagnostics: Diagnostic[] } {
+export function parseFiles(files: InputFile[], opts: { fast?: boolean } = {}): { objects: SourceObject[]; diagnostics: Diagnostic[] } {
   const objects: SourceObject[] = [];
   const diagnostics: Diagnostic[] = [];
   files.forEach((f, fileIndex) => {
+    // Most files are read by the fast path; `fast: false` is for tests that compare both.
+    const fast = opts.fast === false ? null : readFastObjects(f, fileIndex, slowReader);
+    if (fast) {
+      for (const o of fast) objects.push(o);
+      return;
+    }
     const lines = new LineCounter();
     let docs: Document.Parsed[];
     try {
@@ -134,6 +141,19 @@ export function parseFiles(files: InputFile[]): { objects: SourceObject[]; diagn
   });
   return { objects, diagnostics };
 }
+
+/** One document read as parseFiles reads it; null when it has any problem to report. */
+function slowDocument(text: string): { doc: Document.Parsed; value: unknown } | null {
+  const docs = parseAllDocuments(text, { prettyErrors: false, uniqueKeys: true }) as Document.Parsed[];
+  if (!Array.isArray(docs) || docs.length !== 1 || docs[0].errors.length > 0) return null;
+  try {
+    return { doc: docs[0], value: docs[0].toJS({ maxAliasCount: 100 }) as unknown };
+  } catch {
+    return null;
+  }
+}
+
+const slowReader: SlowReader = { locator, document: slowDocument };
 
 function firstLine(s: string): string {
   return s.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');

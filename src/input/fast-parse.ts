@@ -1,0 +1,112 @@
+// The fast path for snapshot files: JSON through JSON.parse, YAML cut into its documents
+// at their `---` lines and each read by the block reader (fast-yaml.ts). Either gives the
+// same values as the `yaml` package; what it cannot vouch for is marked for the full
+// parser, per document where that is exact, else for the whole file.
+import { BlockReader, NotFast } from './fast-yaml.js';
+import { fastJson } from './fast-json.js';
+import { jsonListItems } from './positions.js';
+
+/** A piece of a file's text that the positioned parser can read on its own. */
+export interface Fragment {
+  start: number;
+  end: number;
+  /** Path of the object inside the piece's own document. */
+  base: (string | number)[];
+}
+
+export interface FastDocument {
+  /** The document's text: [start, end) in the file. */
+  start: number;
+  end: number;
+  /** Its value as the `yaml` package's toJS gives it; undefined when the full parser must read it. */
+  value: unknown;
+  /** Why the fast path left it (for tests). */
+  notFast?: string;
+  /** The text of item i of a List document, where the fast path knows it. */
+  item(i: number): Fragment | null;
+}
+
+const noItems = () => null;
+
+// Characters that are not for the fast reader: tabs (YAML's rules for them are subtle), and
+// characters that are not printable or that some YAML readers take as line breaks.
+const NOT_FAST_CHARS = /[\t\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/g;
+
+/**
+ * Where each document starts: the first at 0, the others at their "---" line. Null when
+ * the file has what the cut cannot place exactly: directives, "..." lines, carriage
+ * returns.
+ */
+export function documentStarts(text: string): number[] | null {
+  if (text.includes('\r')) return null;
+  if (/^(?:%|\.\.\.(?:[ \t\n]|$))/m.test(text)) return null;
+  const starts = [0];
+  for (let i = text.indexOf('\n---'); i !== -1; i = text.indexOf('\n---', i + 4)) {
+    const c = text.charCodeAt(i + 4);
+    if (Number.isNaN(c) || c === 0x0a || c === 0x20 || c === 0x09) starts.push(i + 1);
+  }
+  return starts;
+}
+
+/** True when the text holds nothing but blank lines and comments. */
+function onlyComments(text: string, start: number, end: number): boolean {
+  return /^(?:[ \t]*(?:#.*)?\n)*[ \t]*(?:#.*)?$/.test(text.slice(start, end));
+}
+
+function readYamlDocuments(text: string): FastDocument[] | null {
+  const starts = documentStarts(text);
+  if (!starts) return null;
+  // Comments before the first "---" belong to the document it starts, as in the yaml
+  // package; a text of nothing but comments holds no document at all.
+  if (onlyComments(text, 0, starts.length > 1 ? starts[1] : text.length)) starts.splice(starts.length > 1 ? 1 : 0, 1);
+  const docs: FastDocument[] = [];
+  NOT_FAST_CHARS.lastIndex = 0;
+  let bad = NOT_FAST_CHARS.exec(text)?.index ?? Infinity;
+  for (let d = 0; d < starts.length; d++) {
+    const start = starts[d];
+    const end = d + 1 < starts.length ? starts[d + 1] : text.length;
+    if (bad < end) {
+      // Skip to the first such character after this document.
+      NOT_FAST_CHARS.lastIndex = end;
+      bad = NOT_FAST_CHARS.exec(text)?.index ?? Infinity;
+      docs.push({ start, end, value: undefined, notFast: 'tab or unusual character', item: noItems });
+      continue;
+    }
+    const reader = new BlockReader(text, start, end);
+    try {
+      const value = reader.read();
+      const items = reader.listItems;
+      const item = items ? (i: number) => (i + 1 < items.length ? { start: items[i], end: items[i + 1], base: [0] } : null) : noItems;
+      docs.push({ start, end, value, item });
+    } catch (e) {
+      if (!(e instanceof NotFast)) throw e;
+      docs.push({ start, end, value: undefined, notFast: e.message, item: noItems });
+    }
+  }
+  return docs;
+}
+
+function readJsonDocument(text: string): FastDocument[] | null {
+  const value = fastJson(text);
+  if (value === null) return null;
+  let items: [number, number][] | null | undefined;
+  const item = (i: number): Fragment | null => {
+    items ??= jsonListItems(text);
+    const r = items?.[i];
+    return r ? { start: r[0], end: r[1], base: [] } : null;
+  };
+  return [{ start: 0, end: text.length, value, item }];
+}
+
+/**
+ * The documents of a file read by the fast path, or null when the whole file is for the
+ * full parser. `json` is for .json files, which must be JSON; a YAML file that holds JSON
+ * (as `kubectl get -o json` prints it) is tried as JSON first.
+ */
+export function readFast(text: string, json: boolean): FastDocument[] | null {
+  if (json || /^\s*\{/.test(text.slice(0, 256))) {
+    const docs = readJsonDocument(text);
+    if (docs || json) return docs;
+  }
+  return readYamlDocuments(text);
+}
