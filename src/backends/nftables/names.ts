@@ -1,7 +1,7 @@
 // Every name kproxc gives an nftables object, declared once (kube-proxy's constant block),
 // and the hash-and-truncate naming of per-Service-port and per-endpoint chains, byte for
 // byte as kube-proxy's nftables proxier makes them.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { formatIP } from '../../net/ip.js';
 import type { Endpoint, ServicePortName } from '../../model/types.js';
 
@@ -60,13 +60,19 @@ const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
 /** The first 8 characters of the standard base32 encoding of sha256(name). */
 function hashPrefix(name: string): string {
-  const h = createHash('sha256').update(name, 'utf8').digest();
-  // 8 base32 characters encode exactly the first 40 bits.
-  let bits = 0n;
-  for (let i = 0; i < 5; i++) bits = (bits << 8n) | BigInt(h[i]);
-  let out = '';
-  for (let i = 7; i >= 0; i--) out += BASE32[Number((bits >> BigInt(5 * i)) & 31n)];
-  return out;
+  // One-shot hashing: a Hash object per name costs more than the hashing itself.
+  const h = hash('sha256', name, 'buffer');
+  // 8 base32 characters encode exactly the first 40 bits (5 bytes), 5 bits each.
+  return (
+    BASE32[h[0] >> 3] +
+    BASE32[((h[0] & 7) << 2) | (h[1] >> 6)] +
+    BASE32[(h[1] >> 1) & 31] +
+    BASE32[((h[1] & 1) << 4) | (h[2] >> 4)] +
+    BASE32[((h[2] & 15) << 1) | (h[3] >> 7)] +
+    BASE32[(h[3] >> 2) & 31] +
+    BASE32[((h[3] & 3) << 3) | (h[4] >> 5)] +
+    BASE32[h[4] & 31]
+  );
 }
 
 /**
@@ -105,6 +111,17 @@ export function servicePortChains(id: ServicePortName): ServicePortChains {
     external: EXTERNAL_PREFIX + base,
     firewall: FIREWALL_PREFIX + base,
   };
+}
+
+/** An endpoint's chain and affinity set, which share one hashed base. */
+export interface EndpointNames {
+  chain: string;
+  affinitySet: string;
+}
+
+export function endpointNames(id: ServicePortName, ep: Endpoint): EndpointNames {
+  const base = endpointChainNameBase(id, ep);
+  return { chain: ENDPOINT_PREFIX + base, affinitySet: AFFINITY_PREFIX + base };
 }
 
 export function endpointChain(id: ServicePortName, ep: Endpoint): string {

@@ -3,9 +3,9 @@
 // in syncProxyRules' local booleans.)
 import { categorizeEndpoints, externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type Categorized } from '../../model/categorize.js';
 import { allowedSources, usesFirewall, type AllowedSource } from '../../model/firewall.js';
-import { servicePortKey, servicePortNameString, type FamilyModel, type ServicePort } from '../../model/types.js';
+import { servicePortKey, servicePortNameString, type Endpoint, type FamilyModel, type ServicePort } from '../../model/types.js';
 import type { Verdict } from '../../nft/expr.js';
-import { REJECT_CHAIN, servicePortChains, type ServicePortChains } from './names.js';
+import { endpointNames, REJECT_CHAIN, servicePortChains, type EndpointNames, type ServicePortChains } from './names.js';
 
 export interface ServicePortPlan {
   sp: ServicePort;
@@ -28,6 +28,8 @@ export interface ServicePortPlan {
   usesFirewall: boolean;
   /** Allowed sources for load-balancer IPs (source ranges, plus the VIPs when the node is inside). */
   firewallSources: AllowedSource[];
+  /** An endpoint's chain and affinity set names, hashed once however often they are used. */
+  endpointNames(ep: Endpoint): EndpointNames;
 }
 
 export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPlan {
@@ -71,5 +73,15 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
     externalFilterVerdict,
     usesFirewall: usesFirewall(sp),
     firewallSources: allowedSources(sp, m.primaryNodeIP),
+    endpointNames: memoNames(sp),
+  };
+}
+
+function memoNames(sp: ServicePort): (ep: Endpoint) => EndpointNames {
+  const names = new Map<Endpoint, EndpointNames>();
+  return (ep) => {
+    let n = names.get(ep);
+    if (!n) names.set(ep, (n = endpointNames(sp.id, ep)));
+    return n;
   };
 }

@@ -6,7 +6,7 @@ import { eq, goto, jump, num, setref, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import { localMatch } from './local-detector.js';
-import { affinitySet, endpointChain, MARK_MASQ_CHAIN } from './names.js';
+import { MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
 const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t: 'sym', s: 'local' });
@@ -52,11 +52,12 @@ function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: Servic
   const { sp } = plan;
   if (sp.affinityTimeout !== undefined) {
     for (const ep of endpoints) {
-      b.rule({ chain, stmts: [eq(ctx.saddr, setref(affinitySet(sp.id, ep))), goto(endpointChain(sp.id, ep))] });
+      const names = plan.endpointNames(ep);
+      b.rule({ chain, stmts: [eq(ctx.saddr, setref(names.affinitySet)), goto(names.chain)] });
     }
   }
   b.rule({
     chain,
-    stmts: [{ t: 'numgen-vmap', mod: endpoints.length, targets: endpoints.map((ep) => ({ kind: 'goto', target: endpointChain(sp.id, ep) })) }],
+    stmts: [{ t: 'numgen-vmap', mod: endpoints.length, targets: endpoints.map((ep) => ({ kind: 'goto', target: plan.endpointNames(ep).chain })) }],
   });
 }
