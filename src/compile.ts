@@ -8,8 +8,8 @@ import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
 import { validateObjects } from './schema/validate.js';
 import { compileFamilyTable } from './backends/nftables/index.js';
-import { fullReplace } from './nft/transaction.js';
-import { transactionText } from './nft/text.js';
+import { fullReplace, fullReplaceOps } from './nft/transaction.js';
+import { transactionBytes } from './nft/text.js';
 import { transactionJson } from './nft/json.js';
 import type { TableContents } from './nft/ruleset.js';
 
@@ -41,8 +41,11 @@ export interface NftCompileOptions extends CompileOptions {
   strict?: boolean;
 }
 
+/** What a command prints: text, or the same as chunks of UTF-8 bytes (large rulesets). */
+export type Output = string | readonly Uint8Array[];
+
 export interface CompileResult {
-  output: string;
+  output: Output;
   warnings: Diagnostic[];
 }
 
@@ -55,6 +58,5 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
   const warnings = [...model.warnings];
   const tables = compileTables(model, opts.tableName ?? 'kube-proxy', warnings);
   if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
-  const tx = fullReplace(tables);
-  return { output: opts.format === 'json' ? transactionJson(tx) : transactionText(tx), warnings };
+  return { output: opts.format === 'json' ? transactionJson(fullReplace(tables)) : transactionBytes(fullReplaceOps(tables)), warnings };
 }

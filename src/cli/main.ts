@@ -7,7 +7,7 @@ import { formatDiagnostic, InternalError, sortDiagnostics, UsageError, UserInput
 import { readInputs, type InputFile } from '../input/source.js';
 import type { CompileOptions } from '../model/options.js';
 import { writeAtomically } from './output.js';
-import { compileNftables } from '../compile.js';
+import { compileNftables, type Output } from '../compile.js';
 import { commandRegistry } from './registry.js';
 
 export const EXIT_OK = 0;
@@ -17,12 +17,15 @@ export const EXIT_BUG = 70;
 
 export interface Io {
   stdout: (s: string) => void;
+  /** Bytes to standard output as they are; without it they go through stdout as text. */
+  stdoutBytes?: (b: Uint8Array) => void;
   stderr: (s: string) => void;
   readStdin: () => string;
 }
 
 const processIo: Io = {
   stdout: (s) => process.stdout.write(s),
+  stdoutBytes: (b) => process.stdout.write(b),
   stderr: (s) => process.stderr.write(s),
   readStdin: () => fs.readFileSync(0, 'utf8'),
 };
@@ -89,9 +92,12 @@ export function compileOptionsFrom(o: Record<string, unknown>): CompileOptions {
 }
 
 /** Writes the result to -o FILE atomically, or to standard output. */
-export function emit(io: Io, out: string | undefined, data: string): void {
+export function emit(io: Io, out: string | undefined, data: Output): void {
   if (out) writeAtomically(out, data);
-  else io.stdout(data);
+  else if (typeof data === 'string') io.stdout(data);
+  else if (io.stdoutBytes) for (const chunk of data) io.stdoutBytes(chunk);
+  // Chunks end at line ends, so each one is whole UTF-8 text.
+  else for (const chunk of data) io.stdout(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8'));
 }
 
 function buildProgram(io: Io): Command {
@@ -110,7 +116,7 @@ function buildProgram(io: Io): Command {
   ).action((files: string[], o: Record<string, unknown>) => {
     const inputs = loadInputs(io, files);
     const opts = compileOptionsFrom(o);
-    let result: { output: string; warnings: Diagnostic[] };
+    let result: { output: Output; warnings: Diagnostic[] };
     if (o.backend === 'ovs') {
       if (o.format !== undefined) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
       const ovs = commandRegistry.compileOvs;

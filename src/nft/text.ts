@@ -142,3 +142,25 @@ export function opText(op: Op): string {
 export function transactionText(tx: Transaction): string {
   return tx.length === 0 ? '' : tx.map(opText).join('\n') + '\n';
 }
+
+// About this many characters of text become one chunk of bytes.
+const CHUNK_CHARS = 1 << 18;
+
+/**
+ * The same text as transactionText, as chunks of UTF-8 bytes that each end at a line end.
+ * A large ruleset is tens of megabytes: as bytes it sits outside the JavaScript heap, and
+ * it is never one string (nor an array of every line) at once.
+ */
+export function transactionBytes(ops: Iterable<Op>): Buffer[] {
+  const chunks: Buffer[] = [];
+  let text = '';
+  for (const op of ops) {
+    text += opText(op) + '\n';
+    if (text.length >= CHUNK_CHARS) {
+      chunks.push(Buffer.from(text, 'utf8'));
+      text = '';
+    }
+  }
+  if (text !== '') chunks.push(Buffer.from(text, 'utf8'));
+  return chunks;
+}

@@ -24,26 +24,33 @@ export type Transaction = Op[];
  * is defined before any rule or element refers to it, as the flat syntax requires.
  */
 export function fullReplace(tables: TableContents[]): Transaction {
-  const ops: Transaction = [];
+  return [...fullReplaceOps(tables)];
+}
+
+/**
+ * The operations of fullReplace one at a time, so that a writer can print a large table
+ * without holding every operation at once.
+ */
+export function* fullReplaceOps(tables: TableContents[]): Generator<Op> {
   for (const t of tables) {
     const ref: TableRef = { family: t.table.family, name: t.table.name };
-    ops.push({ verb: 'add', t: 'table', table: { family: ref.family, name: ref.name } });
-    ops.push({ verb: 'delete', t: 'table', table: { family: ref.family, name: ref.name } });
-    ops.push({ verb: 'add', t: 'table', table: t.table });
-    // A loop, not push(...): a large table has more operations than fit in call arguments.
-    for (const op of createContents(t, ref)) ops.push(op);
+    yield { verb: 'add', t: 'table', table: { family: ref.family, name: ref.name } };
+    yield { verb: 'delete', t: 'table', table: { family: ref.family, name: ref.name } };
+    yield { verb: 'add', t: 'table', table: t.table };
+    yield* createContentsOps(t, ref);
   }
-  return ops;
 }
 
 /** Definitions, then rules, then elements: the order a fresh table needs. */
 export function createContents(t: TableContents, ref: TableRef): Transaction {
-  const ops: Transaction = [];
-  for (const c of t.chains) ops.push({ verb: 'add', t: 'chain', table: ref, chain: c.chain });
-  for (const s of t.sets) ops.push({ verb: 'add', t: 'set', table: ref, set: s.set });
-  for (const c of t.chains) for (const rule of c.rules) ops.push({ verb: 'add', t: 'rule', table: ref, rule });
+  return [...createContentsOps(t, ref)];
+}
+
+function* createContentsOps(t: TableContents, ref: TableRef): Generator<Op> {
+  for (const c of t.chains) yield { verb: 'add', t: 'chain', table: ref, chain: c.chain };
+  for (const s of t.sets) yield { verb: 'add', t: 'set', table: ref, set: s.set };
+  for (const c of t.chains) for (const rule of c.rules) yield { verb: 'add', t: 'rule', table: ref, rule };
   for (const s of t.sets) {
-    for (const element of s.elements) ops.push({ verb: 'add', t: 'element', table: ref, set: s.set, element });
+    for (const element of s.elements) yield { verb: 'add', t: 'element', table: ref, set: s.set, element };
   }
-  return ops;
 }
