@@ -9,7 +9,7 @@ export type ProtoWord = 'ip' | 'ipv6' | 'tcp' | 'udp' | 'sctp' | 'tcp6' | 'udp6'
 export type AddrField = 'nw_src' | 'nw_dst' | 'ipv6_src' | 'ipv6_dst';
 /** The registers the pipeline uses; xxreg3 is reg12..reg15 as one 128-bit field. */
 export type RegField = 'reg0' | 'reg3' | 'reg4' | 'reg7' | 'xxreg3';
-export type CtFlag = 'new' | 'est' | 'rel' | 'rpl' | 'inv' | 'trk';
+export type CtFlag = 'new' | 'est' | 'rel' | 'rpl' | 'inv' | 'trk' | 'snat' | 'dnat';
 
 /**
  * One match field of a flow, as a value. Printed by matchFieldText; evaluated by the
