@@ -57,6 +57,24 @@ describe('kproxc diff', () => {
     expect(r.stdout.split('\n')[0]).toBe('add table ip other { comment "rules for kube-proxy" ; }');
   });
 
+  it('repairs a rule changed by hand to something kproxc does not write', async () => {
+    const dir = tempDir('foreign');
+    try {
+      const f = path.join(dir, 'counter-rule.json');
+      const text = fs.readFileSync(live('unchanged'), 'utf8');
+      const changed = text.replace('{"reject": {"type": "icmp", "expr": "port-unreachable"}}', '{"counter": {"packets": 0, "bytes": 0}}');
+      expect(changed).not.toBe(text);
+      fs.writeFileSync(f, changed);
+      const r = await kproxc(['diff', snap('unchanged'), '--live', f]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/cluster-ips-check/);
+      expect(r.stdout).toMatch(/reject comment "Reject traffic to invalid ports of ClusterIPs"/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   describe('bad input: exit 2, a message, nothing on standard output', () => {
     const dir = tempDir('bad');
     afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -72,8 +90,17 @@ describe('kproxc diff', () => {
       ['broken JSON', () => ['--live', write('broken.json', '{"nftables": [{"table": {"family": "ip", "name": "kube-proxy", "handle": 1}')], /broken\.json:1:76: not a listing from `nft -j list ruleset`: the input ends early: expected the end of an object\n$/],
       [
         'an object we do not understand inside our table',
-        () => ['--live', write('counter.json', fs.readFileSync(live('unchanged'), 'utf8').replace('{"reject": {"type": "icmp", "expr": "port-unreachable"}}', '{"counter": {"packets": 0, "bytes": 0}}'))],
-        /counter\.json:1:\d+: rule cluster-ips-check: expr\[1\]: rule handle \d+: statement \{"counter":.* is not one kproxc writes; kproxc cannot diff a table holding this \(replace it with `kproxc compile`\)\n/,
+        () => [
+          '--live',
+          write(
+            'counter.json',
+            // A named counter object listed inside our table, after everything else.
+            fs
+              .readFileSync(live('unchanged'), 'utf8')
+              .replace(/\]\}\s*$/, ', {"counter": {"family": "ip", "name": "hits", "table": "kube-proxy", "handle": 999, "packets": 0, "bytes": 0}}]}'),
+          ),
+        ],
+        /counter\.json:1:\d+: counter hits: a counter in table ip kube-proxy is not something kproxc writes; kproxc cannot diff a table holding this \(replace it with `kproxc compile`\)\n/,
       ],
       ['standard input twice', () => ['--live', '-', '-'], /^kproxc: --live - and a snapshot from standard input cannot both read standard input\n$/],
       ['no --live', () => [], /required option '--live <file>' not specified/],

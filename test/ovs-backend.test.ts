@@ -2,7 +2,8 @@
 // groups are split, how the bundle deduplicates and orders, and the warnings it gives.
 import { describe, expect, it } from 'vitest';
 import { Bundle } from '../src/backends/ovs/bundle.js';
-import { bucketChunkSize, groupLines, type Flow } from '../src/backends/ovs/openflow.js';
+import { DROP, NORMAL, bucketChunkSize, groupAction, groupLines, proto, type Action, type Flow, type MatchField } from '../src/backends/ovs/openflow.js';
+import { resubmit } from '../src/backends/ovs/pipeline.js';
 import { planFamily } from '../src/backends/ovs/plan.js';
 import { loadModel } from '../src/compile.js';
 import { InternalError } from '../src/diag/diagnostic.js';
@@ -73,7 +74,7 @@ describe('groups per Service port (Antrea: one of cluster endpoints, one of loca
 });
 
 describe('large groups', () => {
-  const bucket = { actions: ['resubmit(,16)'] };
+  const bucket = { actions: [resubmit(16)] };
   it('fit one message up to 700 buckets', () => {
     expect(groupLines({ id: 1, buckets: Array(700).fill(bucket) })).toHaveLength(1);
   });
@@ -90,26 +91,26 @@ describe('large groups', () => {
 });
 
 describe('the bundle', () => {
-  const flow = (priority: number, actions: string[], match = ['ip']): Flow => ({ table: 15, priority, cookie: 0x1030000000000n, match, actions });
+  const flow = (priority: number, actions: Action[], match: MatchField[] = [proto('ip')]): Flow => ({ table: 15, priority, cookie: 0x1030000000000n, match, actions });
 
   it('keeps one copy of a flow two owners add, and reports a different flow on the same match', () => {
     const conflicts: string[] = [];
     const b = new Bundle<string>((c) => conflicts.push(`${c.droppedOwner} lost to ${c.keptOwner}`));
-    b.addFlow(flow(200, ['drop']), 'a');
-    b.addFlow(flow(200, ['drop']), 'b');
-    b.addFlow(flow(200, ['NORMAL']), 'c');
+    b.addFlow(flow(200, [DROP]), 'a');
+    b.addFlow(flow(200, [DROP]), 'b');
+    b.addFlow(flow(200, [NORMAL]), 'c');
     expect(conflicts).toEqual(['c lost to a']);
     expect(b.text().match(/^flow add/gm)).toHaveLength(1);
   });
 
   it('orders deletes, groups by ID, flows by table, priority descending, text', () => {
     const b = new Bundle<string>(() => undefined);
-    b.addGroup({ id: 0x10000001, buckets: [{ actions: ['drop'] }] });
-    b.addGroup({ id: 2, buckets: [{ actions: ['drop'] }] });
-    b.addFlow({ ...flow(0, ['drop']), table: 16 }, 'x');
-    b.addFlow(flow(190, ['drop'], ['tcp']), 'x');
-    b.addFlow(flow(200, ['group:2'], ['udp']), 'x');
-    b.addFlow(flow(200, ['group:2'], ['tcp']), 'x');
+    b.addGroup({ id: 0x10000001, buckets: [{ actions: [DROP] }] });
+    b.addGroup({ id: 2, buckets: [{ actions: [DROP] }] });
+    b.addFlow({ ...flow(0, [DROP]), table: 16 }, 'x');
+    b.addFlow(flow(190, [DROP], [proto('tcp')]), 'x');
+    b.addFlow(flow(200, [groupAction(2)], [proto('udp')]), 'x');
+    b.addFlow(flow(200, [groupAction(2)], [proto('tcp')]), 'x');
     const lines = b.text().trimEnd().split('\n');
     expect(lines.map((l) => l.replace(/,type=select.*| actions=.*/, ''))).toEqual([
       'flow delete',
@@ -125,7 +126,7 @@ describe('the bundle', () => {
 
   it('refuses a flow that names a group it does not hold (OVS would reject the bundle)', () => {
     const b = new Bundle<string>(() => undefined);
-    b.addFlow(flow(200, ['group:9']), 'x');
+    b.addFlow(flow(200, [groupAction(9)]), 'x');
     expect(() => b.text()).toThrow(InternalError);
   });
 });

@@ -2,7 +2,8 @@
 // address (ClusterIP, each NodePort address and the virtual NodePort IP, external IPs,
 // load-balancer IPs), from outside and from a local Pod, are traced with ofproto/trace over
 // every dp_hash value of the group they meet, so every bucket is seen. The endpoints they
-// reach, or the controller, drop or pass they meet, must be exactly what the model says.
+// reach, or the controller, drop or pass they meet, must be exactly what the model says,
+// and what `kproxc trace --backend ovs` says walking the same flows.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,8 @@ import { loadModel } from '../src/compile.js';
 import { compareIP, parseIP } from '../src/net/ip.js';
 import { GOLDEN } from './helpers/fixtures.js';
 import { ovsCases } from './helpers/ovs-cases.js';
-import { probesFor, readTrace, traceFlow, type Outcome, type Probe } from './helpers/ovs-expect.js';
+import { probesFor, traceAllBuckets, walkedOutcome, type Outcome, type Probe } from './helpers/ovs-expect.js';
+import { tracerFor } from './helpers/trace.js';
 import { parseArgsToOptions } from './helpers/options.js';
 import { startOvs, type Ovs } from './helpers/ovs.js';
 
@@ -32,14 +34,9 @@ function sortedByAddress(eps: string[]): string[] {
 
 /** Every outcome of one probe over the dp_hash values (or source ports) that cover its group. */
 function observe(ovs: Ovs, p: Probe): { outcome: Outcome; sampled: boolean } {
-  const first = readTrace(ovs.trace(traceFlow(p, 1, SPORT)));
-  const results = [first];
-  if (first.fieldHash) {
-    // More than 64 buckets: OVS selects by hashing the packet, so vary the source port.
-    for (let sport = SPORT + 1; sport < SPORT + 64; sport++) results.push(readTrace(ovs.trace(traceFlow(p, 1, sport))));
-  } else {
-    for (let h = 2; h <= (first.dpHashes ?? 1); h++) results.push(readTrace(ovs.trace(traceFlow(p, h, SPORT))));
-  }
+  const { traces } = traceAllBuckets(ovs, p, SPORT);
+  const results = traces.map((t) => t.result);
+  const first = results[0];
   const kinds = new Set(results.map((r) => r.outcome.kind));
   if (kinds.size !== 1) return { outcome: { kind: 'endpoints', endpoints: [`mixed: ${[...kinds].join(',')}`] }, sampled: false };
   if (first.outcome.kind !== 'endpoints') return { outcome: first.outcome, sampled: false };
@@ -62,8 +59,16 @@ describe('traced packets reach exactly the endpoints the model gives', () => {
       const probes = model.families.flatMap(probesFor);
       expect(probes.length).toBeGreaterThan(0);
       covered.push(...probes.map((p) => ({ ...p, what: `${c.name}: ${p.what}` })));
+      // The OpenFlow walker (kproxc trace --backend ovs) must see what OVS does, probe by probe.
+      const tracer = tracerFor(c.file, [], 'ovs');
       for (const p of probes) {
         const seen = observe(ovs!, p);
+        const walked = walkedOutcome(tracer, p, SPORT).outcome;
+        if (seen.sampled && walked.kind === 'endpoints' && seen.outcome.kind === 'endpoints') {
+          expect(seen.outcome.endpoints.filter((e) => !walked.endpoints.includes(e)), `${p.what}: walked`).toEqual([]);
+        } else {
+          expect(walked, `${p.what}: walked`).toEqual(seen.outcome);
+        }
         if (seen.sampled && p.expect.kind === 'endpoints' && seen.outcome.kind === 'endpoints') {
           // A sample of a large group: every endpoint reached is one of the expected, and
           // they come from both halves of the bucket order (both group messages).

@@ -98,6 +98,36 @@ describe('kproxc trace: output', () => {
   });
 });
 
+describe('kproxc trace --backend ovs', () => {
+  const EXAMPLE = 'examples/cluster.yaml';
+  it('walks the compiled flows: tables, the select group forked per bucket, conntrack', async () => {
+    const r = await kproxc(['trace', EXAMPLE, '--backend', 'ovs', '--proto', 'udp', '--src', '203.0.113.9', '--dst', '10.96.0.10', '--dport', '53']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('[table 15] ServiceLB: matched ClusterIP 10.96.0.10 udp 53 of kube-system/kube-dns:dns/UDP → group 3 (select, 2 buckets)\n');
+    expect(r.stdout).toBe(golden('trace/ovs-example-dns.txt', r.stdout));
+  });
+  it('--packets and --json: one object per packet, in the nftables tracer\'s shape', async () => {
+    const f = packetsFile(
+      'ovs.json',
+      JSON.stringify([
+        { sourceIP: '203.0.113.9', destIP: '10.96.0.10', destPort: 53, protocol: 'UDP' },
+        { sourceIP: '203.0.113.9', destIP: '10.96.12.30', destPort: 80 },
+        { sourceIP: '203.0.113.9', destIP: '10.96.0.10', destPort: 54, protocol: 'UDP' },
+      ]),
+    );
+    const r = await kproxc(['trace', EXAMPLE, '--backend', 'ovs', '--packets', f, '--json']);
+    expect(r.code).toBe(0);
+    const out = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(out.map((o) => [o.verdict, o.endpoints, o.masquerade])).toEqual([
+      ['dnat', ['10.244.1.3:53', '10.244.2.7:53'], false],
+      ['reject', [], false],
+      ['none', [], false],
+    ]);
+    expect(out[0]).toMatchObject({ origin: 'arriving at the bridge from outside the node: table 0', path: expect.any(Array), branches: expect.any(Array) });
+  });
+});
+
 describe('kproxc trace: bad usage and input', () => {
   const bad = async (args: string[]) => {
     const r = await kproxc(['trace', ...args]);
@@ -106,9 +136,9 @@ describe('kproxc trace: bad usage and input', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     return r.stderr;
   };
-  it('--backend ovs is not traceable yet', async () => {
-    expect(await bad([OVERALL, '--backend', 'ovs', '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80'])).toBe(
-      "kproxc: --backend ovs: this build cannot trace the ovs backend's flows yet; use --backend nftables\n",
+  it('--backend ovs --from-node wants a node address', async () => {
+    expect(await bad(['examples/cluster.yaml', '--backend', 'ovs', '--src', '10.0.0.2', '--dst', '10.96.0.10', '--dport', '53', '--from-node'])).toBe(
+      'kproxc: --from-node: the source 10.0.0.2 is not an address of the node\n',
     );
   });
   it('needs a packet', async () => {

@@ -6,6 +6,7 @@ import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
 import { traceBackends } from '../trace/backend.js';
 import { traceJson, traceText } from '../trace/format.js';
 import '../trace/nft/index.js';
+import '../trace/ovs/index.js';
 import { DEFAULT_SOURCE_PORT, IFNAME_RE, type L4Protocol, type TracePacket } from '../trace/packet.js';
 import { parsePacketsFile } from '../trace/packets-file.js';
 import { addSnapshotOptions, compileOptionsFrom, emit, loadInputs, type Io } from './main.js';
@@ -70,7 +71,7 @@ function register(program: Command, io: Io): void {
   ).action((files: string[], o: Record<string, unknown>) => {
     const backend = traceBackends.get(String(o.backend));
     if (!backend) {
-      // The OpenFlow walker plugs in beside the ovs compile backend (src/trace/ovs/).
+      // Each data plane's walker registers itself (src/trace/nft/, src/trace/ovs/).
       throw new UsageError(`--backend ${String(o.backend)}: this build cannot trace the ${String(o.backend)} backend's flows yet; use --backend nftables`);
     }
     const list = packets(io, o);

@@ -179,11 +179,10 @@ class TableDiff {
     const refs = new Map<string, Set<string>>();
     for (const [name, c] of this.lChains) {
       for (const r of c.rules) {
-        for (const s of r.stmts) {
-          for (const set of stmtReferences(s).sets) {
-            if (!refs.has(set)) refs.set(set, new Set());
-            refs.get(set)!.add(name);
-          }
+        const sets = [...r.stmts.flatMap((s) => stmtReferences(s).sets), ...(r.foreign?.setRefs ?? [])];
+        for (const set of sets) {
+          if (!refs.has(set)) refs.set(set, new Set());
+          refs.get(set)!.add(name);
         }
       }
     }

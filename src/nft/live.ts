@@ -175,10 +175,19 @@ export class LiveReader {
     }
     if (typeof body.handle !== 'number' || !Number.isInteger(body.handle)) throw new Unreadable('"handle" must be an integer', 'handle');
     if (body.comment !== undefined && typeof body.comment !== 'string') throw new Unreadable('"comment" must be a string', 'comment');
-    const { stmts, canonical } = readStmts(body.expr ?? null, t.family);
-    const rule: Rule = { chain: chainName, stmts, handle: body.handle };
-    if (body.comment !== undefined) rule.comment = body.comment as string;
-    rememberRuleKey(rule, keyOf(canonical, rule.comment));
+    let rule: Rule;
+    try {
+      const { stmts, canonical } = readStmts(body.expr ?? null, t.family);
+      rule = { chain: chainName, stmts, handle: body.handle };
+      if (body.comment !== undefined) rule.comment = body.comment as string;
+      rememberRuleKey(rule, keyOf(canonical, rule.comment));
+    } catch (e) {
+      if (!(e instanceof Unreadable) || !Array.isArray(body.expr)) throw e;
+      // Drift: a rule changed by hand to something kproxc does not write. It is a rule of
+      // our chain all the same, so the diff repairs it instead of refusing the table.
+      rule = { chain: chainName, stmts: [], handle: body.handle, foreign: { setRefs: setNamesIn(body.expr) } };
+      rememberRuleKey(rule, `foreign rule ${body.handle}`);
+    }
     c.rules.push(rule);
   }
 
@@ -191,6 +200,14 @@ export class LiveReader {
     if (this.diagnostics.length) throw new UserInputError(this.diagnostics);
     return [...this.tables.values()].filter((t) => t.present).map((t) => t.finish());
   }
+}
+
+/** Every "@set" a raw rule names, so that a set it holds is not deleted before it. */
+function setNamesIn(j: Json): string[] {
+  if (typeof j === 'string') return j.startsWith('@') ? [j.slice(1)] : [];
+  if (Array.isArray(j)) return j.flatMap(setNamesIn);
+  if (j !== null && typeof j === 'object') return Object.values(j).flatMap(setNamesIn);
+  return [];
 }
 
 /** Reads a whole listing given as chunks of text. */

@@ -76,6 +76,11 @@ export interface Rule {
   stmts: Stmt[];
   comment?: string;
   handle?: number; // only for rules read from a live listing
+  /**
+   * A live rule with statements kproxc never writes (a hand-made change such as a counter):
+   * it is never equal to a wanted rule, so the diff replaces it. Holds the sets it names.
+   */
+  foreign?: { setRefs: string[] };
 }
 
 export function makeChain(c: Chain): Chain {

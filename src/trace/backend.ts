@@ -1,7 +1,7 @@
 // Data planes a trace can walk. Each compiles the snapshot its own way and returns a tracer
 // that walks the compiled program for one packet; the nftables walker registers itself in
-// nft/index.ts, and an OpenFlow walker (tables, resubmits, select groups, ct actions) would
-// register "ovs" the same way from ovs/index.ts.
+// nft/index.ts, the OpenFlow walker (tables, resubmits, select groups, ct actions) as "ovs"
+// in ovs/index.ts.
 import type { Diagnostic } from '../diag/diagnostic.js';
 import type { InputFile } from '../input/source.js';
 import type { CompileOptions } from '../model/options.js';

@@ -10,6 +10,10 @@ import { categorizeEndpoints, externallyAccessible } from '../../src/model/categ
 import { allowedSources } from '../../src/model/firewall.js';
 import { servicePortKey, type Endpoint, type FamilyModel, type Protocol, type ServicePort } from '../../src/model/types.js';
 import { cidrContains, formatIP, ipEquals, isLoopback, parseIP, type CIDR, type IP } from '../../src/net/ip.js';
+import type { PreparedTracer } from '../../src/trace/backend.js';
+import type { L4Protocol } from '../../src/trace/packet.js';
+import { summarize } from '../../src/trace/result.js';
+import type { Ovs } from './ovs.js';
 
 export type Outcome = { kind: 'endpoints'; endpoints: string[] } | { kind: 'controller' } | { kind: 'drop' } | { kind: 'pass' };
 
@@ -114,7 +118,7 @@ export function probesFor(m: FamilyModel): Probe[] {
   });
 }
 
-export function traceFlow(p: Probe, dpHash: number, sport: number): string {
+export function traceFlow(p: Pick<Probe, 'family' | 'protocol' | 'src' | 'dst' | 'port'>, dpHash: number, sport: number): string {
   const l4 = p.protocol.toLowerCase();
   const [src, dst] = p.family === 4 ? ['nw_src', 'nw_dst'] : ['ipv6_src', 'ipv6_dst'];
   const word = p.family === 4 ? l4 : `${l4}6`;
@@ -143,4 +147,44 @@ export function readTrace(text: string): TraceResult {
   if (actions[actions.length - 1] === 'drop') return { outcome: { kind: 'drop' }, dpHashes, fieldHash };
   if (/nat\((src|dst)=/.test(text)) throw new Error(`a packet passed with NAT:\n${text}`);
   return { outcome: { kind: 'pass' }, dpHashes, fieldHash };
+}
+
+/** One ofproto/trace of a probe: what it showed, and whether the source was SNATed (hairpin). */
+export interface Traced {
+  result: TraceResult;
+  snat: boolean;
+}
+
+/**
+ * Every ofproto/trace of one probe over the dp_hash values that cover the group it meets, so
+ * every bucket is seen; a group too large for dp_hash is hashed on the packet's fields, so
+ * the source port is varied instead and only a sample is seen (sampled).
+ */
+export function traceAllBuckets(ovs: Ovs, p: Pick<Probe, 'family' | 'protocol' | 'src' | 'dst' | 'port'>, sport: number): { traces: Traced[]; sampled: boolean } {
+  const once = (hash: number, port: number): Traced => {
+    const text = ovs.trace(traceFlow(p, hash, port));
+    return { result: readTrace(text), snat: /nat\(src=/.test(text) };
+  };
+  const first = once(1, sport);
+  const traces = [first];
+  if (first.result.fieldHash) {
+    for (let port = sport + 1; port < sport + 64; port++) traces.push(once(1, port));
+  } else {
+    for (let h = 2; h <= (first.result.dpHashes ?? 1); h++) traces.push(once(h, sport));
+  }
+  return { traces, sampled: first.result.fieldHash };
+}
+
+type ProbePacket = Pick<Probe, 'protocol' | 'src' | 'dst' | 'port'>;
+
+/** What `kproxc trace --backend ovs` says of a probe, as an Outcome, and which endpoints are reached SNATed. */
+export function walkedOutcome(tracer: PreparedTracer, p: ProbePacket, sport: number): { outcome: Outcome; snat: Map<string, boolean> } {
+  const r = tracer.trace({ protocol: p.protocol.toLowerCase() as L4Protocol, src: p.src, dst: p.dst, sport, dport: p.port });
+  const sum = summarize(r);
+  const snat = new Map(r.branches.filter((b) => b.endpoint).map((b) => [b.endpoint!, b.masquerade]));
+  const outcome: Outcome =
+    sum.verdict === 'dnat'
+      ? { kind: 'endpoints', endpoints: [...sum.endpoints].sort() }
+      : { kind: sum.verdict === 'reject' ? 'controller' : sum.verdict === 'none' ? 'pass' : 'drop' };
+  return { outcome, snat };
 }

@@ -3,16 +3,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseIP } from '../../src/net/ip.js';
 import { prepareNftablesTrace } from '../../src/trace/nft/index.js';
+import { prepareOvsTrace } from '../../src/trace/ovs/index.js';
 import { DEFAULT_SOURCE_PORT, type L4Protocol, type TracePacket } from '../../src/trace/packet.js';
 import type { PreparedTracer } from '../../src/trace/backend.js';
 import type { Verdict } from '../../src/trace/result.js';
 import { fixtureArgs } from './fixtures.js';
 import { parseArgsToOptions } from './options.js';
 
-export function tracerFor(file: string, extraArgs: string[] = []): PreparedTracer {
+export function tracerFor(file: string, extraArgs: string[] = [], backend: 'nftables' | 'ovs' = 'nftables'): PreparedTracer {
   const text = fs.readFileSync(file, 'utf8');
   const opts = parseArgsToOptions([...fixtureArgs(text), ...extraArgs]);
-  return prepareNftablesTrace([{ name: file, text }], { ...opts, tableName: 'kube-proxy' });
+  const prepare = backend === 'ovs' ? prepareOvsTrace : prepareNftablesTrace;
+  return prepare([{ name: file, text }], { ...opts, tableName: 'kube-proxy' });
 }
 
 export interface FlowPacket {

@@ -15,7 +15,8 @@ export interface FlowConflict<Owner> {
   droppedOwner: Owner;
 }
 
-interface Entry<Owner> {
+/** A flow of the bundle, its printed line, and who asked for it. */
+export interface BundleFlow<Owner> {
   flow: Flow;
   text: string;
   owner: Owner;
@@ -23,7 +24,7 @@ interface Entry<Owner> {
 
 export class Bundle<Owner> {
   private readonly groups = new Map<number, Group>();
-  private readonly flows = new Map<string, Entry<Owner>>();
+  private readonly flows = new Map<string, BundleFlow<Owner>>();
 
   constructor(private readonly onConflict: (c: FlowConflict<Owner>) => void) {}
 
@@ -47,14 +48,21 @@ export class Bundle<Owner> {
 
   /** Deletes, groups by ID, then flows by table, priority descending, text. */
   text(): string {
+    const c = this.contents();
+    return [...BUNDLE_PREAMBLE, ...c.groups.flatMap(groupLines), ...c.flows.map((e) => e.text)].join('\n') + '\n';
+  }
+
+  /** What the bundle adds, in its order: groups by ID, flows by table, priority descending, text. */
+  contents(): { groups: Group[]; flows: BundleFlow<Owner>[] } {
     for (const e of this.flows.values()) {
-      const g = /(?:^|,)group:(\d+)/.exec(e.flow.actions.join(','));
-      if (g && !this.groups.has(Number(g[1]))) throw new InternalError(`flow names group ${g[1]} that does not exist: ${e.text}`);
+      for (const a of e.flow.actions) {
+        if (a.t === 'group' && !this.groups.has(a.id)) throw new InternalError(`flow names group ${a.id} that does not exist: ${e.text}`);
+      }
     }
-    const groups = [...this.groups.values()].sort((a, b) => a.id - b.id).flatMap(groupLines);
-    const flows = [...this.flows.values()]
-      .sort((a, b) => a.flow.table - b.flow.table || b.flow.priority - a.flow.priority || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0))
-      .map((e) => e.text);
-    return [...BUNDLE_PREAMBLE, ...groups, ...flows].join('\n') + '\n';
+    const groups = [...this.groups.values()].sort((a, b) => a.id - b.id);
+    const flows = [...this.flows.values()].sort(
+      (a, b) => a.flow.table - b.flow.table || b.flow.priority - a.flow.priority || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0),
+    );
+    return { groups, flows };
   }
 }

@@ -3,7 +3,8 @@
 // 17). The latter two depend only on the endpoint, so Services that share an endpoint
 // share them (the bundle keeps one copy).
 import type { Endpoint, Protocol } from '../../model/types.js';
-import { ct, hostPort, ipText, type Bucket, type Flow, type Group } from './openflow.js';
+import { ipv4Hex } from '../../net/ip.js';
+import { addr, ct, ctState, proto, type Bucket, type Flow, type Group, type MatchField } from './openflow.js';
 import {
   CT_HAIRPIN,
   CT_NEEDS_SNAT,
@@ -15,7 +16,6 @@ import {
   PRIORITY,
   SERVICE_COOKIE,
   TABLE,
-  endpointRegValue,
   protoWord,
   regMatch,
   resubmit,
@@ -32,19 +32,19 @@ export function serviceGroup(g: GroupPlan, f: OvsFamily, affinity: boolean): Gro
   }
   const next = affinity ? TABLE.serviceLB : TABLE.endpointDNAT;
   const buckets: Bucket[] = sortedEndpoints(g.endpoints).map((ep) => ({
-    actions: [`set_field:${endpointRegValue(ep.ip)}->${f.endpointReg}`, setField(ep.port, EP_PORT_MASK, 'reg4'), resubmit(next)],
+    actions: [{ t: 'set-ip', field: f.endpointReg, ip: ep.ip }, setField(ep.port, EP_PORT_MASK, 'reg4'), resubmit(next)],
   }));
   return { id: g.id, buckets };
 }
 
 /** Sorted by endpoint IP (as bytes), then port. */
 function sortedEndpoints(eps: Endpoint[]): Endpoint[] {
-  const key = (e: Endpoint) => endpointRegValue(e.ip);
+  const key = (e: Endpoint) => ipv4Hex(e.ip);
   return [...eps].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.port - b.port));
 }
 
 function dnatFlow(ep: Endpoint, protocol: Protocol, f: OvsFamily): Flow {
-  const reg3 = `${f.endpointReg}=${endpointRegValue(ep.ip)}`;
+  const reg3: MatchField = { t: 'reg-ip', reg: f.endpointReg, ip: ep.ip };
   const reg4 = regMatch('reg4', EP_SELECTED | ep.port, EP_UNION_MASK);
   return {
     table: TABLE.endpointDNAT,
@@ -57,7 +57,7 @@ function dnatFlow(ep: Endpoint, protocol: Protocol, f: OvsFamily): Flow {
         commit: true,
         table: TABLE.snatMark,
         zone: f.dnatZone,
-        nat: `nat(dst=${hostPort(ep.ip, ep.port)})`,
+        nat: { t: 'dnat', ip: ep.ip, port: ep.port },
         exec: [setCtMark(CT_SERVICE)],
       }),
     ],
@@ -70,7 +70,7 @@ function hairpinFlow(ep: Endpoint, f: OvsFamily): Flow {
     table: TABLE.snatMark,
     priority: PRIORITY.low,
     cookie: SERVICE_COOKIE,
-    match: ['ct_state=+new+trk', f.ip, `${f.src}=${ipText(ep.ip)}`, `${f.dst}=${ipText(ep.ip)}`],
+    match: [ctState('+new', '+trk'), proto(f.ip), addr(f.src, ep.ip), addr(f.dst, ep.ip)],
     actions: [
       ct({
         commit: true,

@@ -3,10 +3,10 @@
 import type { Diagnostic } from '../../diag/diagnostic.js';
 import { compareIP, isLoopback, type IP } from '../../net/ip.js';
 import type { FamilyModel, ServicePort } from '../../model/types.js';
-import { Bundle, type FlowConflict } from './bundle.js';
+import { Bundle, type BundleFlow, type FlowConflict } from './bundle.js';
 import { endpointFlows, serviceGroup } from './endpoints.js';
 import { fixedFlows, nodePortMarkFlows } from './fixed.js';
-import { matchText } from './openflow.js';
+import { matchText, type Group } from './openflow.js';
 import { ovsFamily } from './pipeline.js';
 import { MAX_AFFINITY_TIMEOUT, planFamily } from './plan.js';
 import { serviceFlows } from './service.js';
@@ -48,7 +48,22 @@ function affinityWarning(sp: ServicePort): Diagnostic {
   };
 }
 
+/** The groups and flows of the bundle as values, each flow with the Service port that asked for it. */
+export interface OvsProgram {
+  groups: Group[];
+  flows: BundleFlow<ServicePort | undefined>[];
+}
+
+/** The bundle as values, in the order it prints: what `kproxc trace --backend ovs` walks. */
+export function compileOvsProgram(families: FamilyModel[], warnings: Diagnostic[]): OvsProgram {
+  return buildBundle(families, warnings).contents();
+}
+
 export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]): string {
+  return buildBundle(families, warnings).text();
+}
+
+function buildBundle(families: FamilyModel[], warnings: Diagnostic[]): Bundle<Owner> {
   const bundle = new Bundle<Owner>((c) => {
     const w = conflictWarning(c);
     if (w) warnings.push(w);
@@ -66,5 +81,5 @@ export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]
     }
   }
   for (const sp of capped.values()) warnings.push(affinityWarning(sp));
-  return bundle.text();
+  return bundle;
 }

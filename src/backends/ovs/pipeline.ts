@@ -2,9 +2,9 @@
 // registers, marks, conntrack zones, cookies and virtual IPs. They follow Antrea v1.12
 // (pkg/agent/openflow) so that a dump reads like an Antrea node's Service stretch; the
 // table numbers are ours, fixed, because this bridge carries nothing else.
-import { ipv4Hex, parseIP, type IP, type IPFamily } from '../../net/ip.js';
+import { parseIP, type IP, type IPFamily } from '../../net/ip.js';
 import type { Protocol } from '../../model/types.js';
-import { hex, masked } from './openflow.js';
+import type { Action, AddrField, MatchField, ProtoWord, RegField, SetField } from './openflow.js';
 
 export const TABLE = {
   classifier: 0,
@@ -64,28 +64,27 @@ export const CT_HAIRPIN = 0x40;
 /** Reason of the packet-in for a Service without endpoints (Antrea's PacketInCategorySvcReject). */
 export const NO_ENDPOINT_USERDATA = '04';
 
-export function setField(value: number, mask: number | undefined, field: string): string {
-  return mask === undefined ? `set_field:${hex(value)}->${field}` : `set_field:${masked(value, mask)}->${field}`;
+export function setField(value: number, mask: number | undefined, field: RegField | 'ct_mark'): SetField {
+  return mask === undefined ? { t: 'set-field', field, value } : { t: 'set-field', field, value, mask };
 }
 
-export function regMatch(reg: string, value: number, mask?: number): string {
-  return mask === undefined ? `${reg}=${hex(value)}` : `${reg}=${masked(value, mask)}`;
+export function regMatch(reg: RegField, value: number, mask?: number): MatchField {
+  return mask === undefined ? { t: 'reg', reg, value } : { t: 'reg', reg, value, mask };
 }
 
 /** ct_mark bits as a match and as a load inside ct(exec(...)). */
-export const ctMarkMatch = (bits: number) => `ct_mark=${masked(bits, bits)}`;
-export const setCtMark = (bits: number) => setField(bits, bits, 'ct_mark');
+export const ctMarkMatch = (bits: number): MatchField => ({ t: 'ct-mark', value: bits, mask: bits });
+export const setCtMark = (bits: number): SetField => setField(bits, bits, 'ct_mark');
 
-export const resubmit = (table: number) => `resubmit(,${table})`;
-export const gotoTable = (table: number) => `goto_table:${table}`;
+export const resubmit = (table: number): Action => ({ t: 'resubmit', table });
+export const gotoTable = (table: number): Action => ({ t: 'goto-table', table });
 
 /** What differs between the IPv4 and the IPv6 pipeline. */
 export interface OvsFamily {
   family: IPFamily;
-  /** `ip` or `ipv6` */
-  ip: string;
-  src: string;
-  dst: string;
+  ip: Extract<ProtoWord, 'ip' | 'ipv6'>;
+  src: AddrField;
+  dst: AddrField;
   dnatZone: number;
   snatZone: number;
   /** Source of hairpin connections after SNAT (Antrea's VirtualServiceIP). */
@@ -93,12 +92,12 @@ export interface OvsFamily {
   /** Destination the host uses for NodePorts (Antrea's VirtualNodePortDNATIP). */
   virtualNodePortIP: IP;
   /** The register that carries the selected endpoint's address. */
-  endpointReg: string;
+  endpointReg: RegField;
   /** The same in learn's NXM syntax, and the learned match fields. */
   learnEndpointField: string;
   learnDst: string;
   learnSrc: string;
-  ethType: string;
+  ethType: number;
 }
 
 export const IPV4: OvsFamily = {
@@ -114,7 +113,7 @@ export const IPV4: OvsFamily = {
   learnEndpointField: 'NXM_NX_REG3[]',
   learnDst: 'NXM_OF_IP_DST[]',
   learnSrc: 'NXM_OF_IP_SRC[]',
-  ethType: '0x800',
+  ethType: 0x800,
 };
 
 export const IPV6: OvsFamily = {
@@ -130,20 +129,20 @@ export const IPV6: OvsFamily = {
   learnEndpointField: 'NXM_NX_XXREG3[]',
   learnDst: 'NXM_NX_IPV6_DST[]',
   learnSrc: 'NXM_NX_IPV6_SRC[]',
-  ethType: '0x86dd',
+  ethType: 0x86dd,
 };
 
 export function ovsFamily(f: IPFamily): OvsFamily {
   return f === 4 ? IPV4 : IPV6;
 }
 
-const PROTO_WORD: Record<Protocol, string> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
+const PROTO_WORD = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' } as const;
 const IP_PROTO: Record<Protocol, number> = { TCP: 6, UDP: 17, SCTP: 132 };
 const LEARN_DST_PORT: Record<Protocol, string> = { TCP: 'NXM_OF_TCP_DST[]', UDP: 'NXM_OF_UDP_DST[]', SCTP: 'OXM_OF_SCTP_DST[]' };
 
 /** `tcp`, `udp6`, ...: the protocol word that also implies the family. */
-export function protoWord(fam: OvsFamily, p: Protocol): string {
-  return fam.family === 4 ? PROTO_WORD[p] : `${PROTO_WORD[p]}6`;
+export function protoWord(fam: OvsFamily, p: Protocol): MatchField {
+  return { t: 'proto', word: fam.family === 4 ? PROTO_WORD[p] : `${PROTO_WORD[p]}6` };
 }
 
 export function ipProtoNumber(p: Protocol): number {
@@ -152,9 +151,4 @@ export function ipProtoNumber(p: Protocol): number {
 
 export function learnDstPortField(p: Protocol): string {
   return LEARN_DST_PORT[p];
-}
-
-/** The endpoint address as a register value: 8 hex digits for reg3, 32 for xxreg3 (ipv4Hex prints every byte). */
-export function endpointRegValue(ip: IP): string {
-  return ipv4Hex(ip);
 }

@@ -3,7 +3,7 @@
 // Pods, the affinity learn flows, and our source-range extension for load-balancer IPs.
 import { cidrContains, type CIDR, type IP } from '../../net/ip.js';
 import type { AllowedSource } from '../../model/firewall.js';
-import { ipText, netText, type Flow } from './openflow.js';
+import { DROP, addr, groupAction, tpDst, type Flow, type LearnLoad, type MatchField } from './openflow.js';
 import {
   EP_SELECTED,
   EP_STATE_MASK,
@@ -29,8 +29,8 @@ import type { GroupPlan, ServicePortPlan } from './plan.js';
 
 /** One address (or the NodePort) of a Service port, and who serves it. */
 interface Entry {
-  /** `nw_dst=...`, or none for a NodePort (reg4[19] says the destination is a NodePort address). */
-  dst?: string;
+  /** The destination address, or none for a NodePort (reg4[19] says the destination is a NodePort address). */
+  dst?: IP;
   port: number;
   nodePort: boolean;
   external: boolean;
@@ -52,20 +52,19 @@ function intersect(a: CIDR, b: CIDR): CIDR | undefined {
 
 function entries(p: ServicePortPlan, f: OvsFamily): Entry[] {
   const sp = p.sp;
-  const dst = (ip: IP) => `${f.dst}=${ipText(ip)}`;
-  const out: Entry[] = [{ dst: dst(sp.clusterIP), port: sp.port, nodePort: false, external: false, group: p.internal }];
+  const out: Entry[] = [{ dst: sp.clusterIP, port: sp.port, nodePort: false, external: false, group: p.internal }];
   if (!p.external) return out;
   const ext = { port: sp.port, nodePort: false, external: true, group: p.external };
   if (sp.nodePort !== 0) out.push({ ...ext, port: sp.nodePort, nodePort: true });
-  for (const ip of sp.externalIPs) out.push({ ...ext, dst: dst(ip) });
+  for (const ip of sp.externalIPs) out.push({ ...ext, dst: ip });
   const sources = p.allowedSources?.map(sourceCIDR);
-  for (const ip of sp.loadBalancerVIPs) out.push({ ...ext, dst: dst(ip), sources });
+  for (const ip of sp.loadBalancerVIPs) out.push({ ...ext, dst: ip, sources });
   return out;
 }
 
-function match(p: ServicePortPlan, f: OvsFamily, e: Entry, state: number, src?: CIDR): string[] {
+function match(p: ServicePortPlan, f: OvsFamily, e: Entry, state: number, src?: CIDR): MatchField[] {
   const reg4 = e.nodePort ? regMatch('reg4', state | NODEPORT_ADDRESS, EP_STATE_NODEPORT_MASK) : regMatch('reg4', state, EP_STATE_MASK);
-  return [protoWord(f, p.sp.id.protocol), reg4, ...(src ? [`${f.src}=${netText(src)}`] : []), ...(e.dst ? [e.dst] : []), `tp_dst=${e.port}`];
+  return [protoWord(f, p.sp.id.protocol), reg4, ...(src ? [addr(f.src, src)] : []), ...(e.dst ? [addr(f.dst, e.dst)] : []), tpDst(e.port)];
 }
 
 /** Antrea's serviceLBFlow: mark the packet as a Service packet, record the group, select. */
@@ -81,7 +80,7 @@ function lbFlow(p: ServicePortPlan, f: OvsFamily, e: Entry, priority: number, gr
       setField(state, EP_STATE_MASK, 'reg4'),
       ...(e.external ? [setField(EXTERNAL_ADDRESS, EXTERNAL_ADDRESS, 'reg4')] : []),
       setField(group.id, undefined, 'reg7'),
-      `group:${group.id}`,
+      groupAction(group.id),
     ],
   };
 }
@@ -94,29 +93,29 @@ function lbFlow(p: ServicePortPlan, f: OvsFamily, e: Entry, priority: number, gr
 function learnFlow(p: ServicePortPlan, f: OvsFamily, e: Entry, timeout: number): Flow {
   const proto = p.sp.id.protocol;
   const cookie = learnCookie(e.group.id);
-  const spec = [
-    `table=${TABLE.sessionAffinity}`,
-    `hard_timeout=${timeout}`,
-    `priority=${PRIORITY.normal}`,
-    'delete_learned',
-    `cookie=0x${cookie.toString(16)}`,
-    `eth_type=${f.ethType}`,
-    `nw_proto=${ipProtoNumber(proto)}`,
-    learnDstPortField(proto),
-    f.learnDst,
-    f.learnSrc,
-    'load:NXM_NX_REG4[0..15]->NXM_NX_REG4[0..15]',
-    `load:${f.learnEndpointField}->${f.learnEndpointField}`,
-    `load:0x${(EP_SELECTED >> 16).toString(16)}->NXM_NX_REG4[16..18]`,
-    'load:0x1->NXM_NX_REG0[9]',
-    ...(e.external ? ['load:0x1->NXM_NX_REG4[21]'] : []),
+  const loads: LearnLoad[] = [
+    { from: 'NXM_NX_REG4[0..15]', to: 'NXM_NX_REG4[0..15]' },
+    { from: f.learnEndpointField, to: f.learnEndpointField },
+    { value: EP_SELECTED >> 16, to: 'NXM_NX_REG4[16..18]' },
+    { value: 1, to: 'NXM_NX_REG0[9]' },
+    ...(e.external ? [{ value: 1, to: 'NXM_NX_REG4[21]' }] : []),
   ];
+  const learn = {
+    table: TABLE.sessionAffinity,
+    hardTimeout: timeout,
+    priority: PRIORITY.normal,
+    cookie,
+    ethType: f.ethType,
+    ipProto: ipProtoNumber(proto),
+    copies: [learnDstPortField(proto), f.learnDst, f.learnSrc],
+    loads,
+  };
   return {
     table: TABLE.serviceLB,
     priority: PRIORITY.low,
     cookie,
     match: match(p, f, e, EP_TO_LEARN),
-    actions: [`learn(${spec.join(',')})`, setField(EP_SELECTED, EP_STATE_MASK, 'reg4'), gotoTable(TABLE.endpointDNAT)],
+    actions: [{ t: 'learn', learn }, setField(EP_SELECTED, EP_STATE_MASK, 'reg4'), gotoTable(TABLE.endpointDNAT)],
   };
 }
 
@@ -136,7 +135,7 @@ function entryFlows(p: ServicePortPlan, f: OvsFamily, e: Entry, podCIDRs: CIDR[]
   // Our extension: a load-balancer IP with source ranges only load-balances the allowed
   // sources (above); any other source that wants an endpoint is dropped here.
   if (e.sources) {
-    flows.push({ table: TABLE.serviceLB, priority: PRIORITY.sourceRangeDrop, cookie: SERVICE_COOKIE, match: match(p, f, e, EP_TO_SELECT), actions: ['drop'] });
+    flows.push({ table: TABLE.serviceLB, priority: PRIORITY.sourceRangeDrop, cookie: SERVICE_COOKIE, match: match(p, f, e, EP_TO_SELECT), actions: [DROP] });
   }
   if (p.affinityTimeout !== undefined) flows.push(learnFlow(p, f, e, p.affinityTimeout));
   return flows;
