@@ -8,7 +8,7 @@ import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
 import { validateObjects } from './schema/validate.js';
 import { compileFamilyTable } from './backends/nftables/index.js';
-import { fullReplace, fullReplaceOps } from './nft/transaction.js';
+import { fullReplace, fullReplaceEach } from './nft/transaction.js';
 import { transactionBytes } from './nft/text.js';
 import { transactionJson } from './nft/json.js';
 import type { TableContents } from './nft/ruleset.js';
@@ -58,5 +58,5 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
   const warnings = [...model.warnings];
   const tables = compileTables(model, opts.tableName ?? 'kube-proxy', warnings);
   if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
-  return { output: opts.format === 'json' ? transactionJson(fullReplace(tables)) : transactionBytes(fullReplaceOps(tables)), warnings };
+  return { output: opts.format === 'json' ? transactionJson(fullReplace(tables)) : transactionBytes((emit) => fullReplaceEach(tables, emit)), warnings };
 }

@@ -96,15 +96,15 @@ export function makeSet(s: NftSet): NftSet {
   return s;
 }
 
+// A rule's chain and an element's set are not checked here: TableBuilder takes them only
+// when that chain or set exists, whose name was checked when it was made.
 export function makeRule(r: Rule): Rule {
-  checkName('chain', r.chain);
   checkComment(r.comment);
   if (r.stmts.length === 0) throw new InternalError(`empty rule in chain ${r.chain}`);
   return r;
 }
 
 export function makeElement(e: Element): Element {
-  checkName('set', e.set);
   checkComment(e.comment);
   for (const p of e.key) {
     if (p.t === 'port' && !(Number.isInteger(p.n) && p.n >= 0 && p.n <= 65535)) {

@@ -57,8 +57,6 @@ export function verdictEquals(a: Verdict | undefined, b: Verdict | undefined): b
   return !('target' in a) || a.target === (b as { target: string }).target;
 }
 
-const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
 export interface ElementConflict {
   existing: Element;
   rejected: Element;
@@ -128,69 +126,85 @@ export class TableBuilder {
   }
 
   finish(): TableContents {
+    // Names sort as strings do by default; a comparator call per comparison costs more.
+    const chainNames = [...this.chains.keys()].sort();
+    const setNames = [...this.sets.keys()].sort();
     const contents: TableContents = {
       table: this.table,
-      chains: [...this.chains.values()].sort((a, b) => byName(a.chain.name, b.chain.name)),
-      sets: [...this.sets.values()]
-        .map((s) => ({ set: s.set, elements: [...s.elements.values()].sort((a, b) => compareKeys(a.key, b.key)) }))
-        .sort((a, b) => byName(a.set.name, b.set.name)),
+      chains: chainNames.map((n) => this.chains.get(n)!),
+      sets: setNames.map((n) => {
+        const s = this.sets.get(n)!;
+        return { set: s.set, elements: [...s.elements.values()].sort((a, b) => compareKeys(a.key, b.key)) };
+      }),
     };
-    checkReferences(contents);
+    const hasChain = (name: string) => this.chains.has(name);
+    const hasSet = (name: string) => this.sets.has(name);
+    checkReferences(contents, hasChain, hasSet);
     return contents;
   }
 }
 
-function verdictTargets(v: Verdict): string[] {
-  return 'target' in v ? [v.target] : [];
+/** Calls back with every chain and set a statement refers to; allocates nothing. */
+export function forEachReference(s: Stmt, chain: (name: string) => void, set: (name: string) => void): void {
+  switch (s.t) {
+    case 'match':
+      exprSetRefs(s.left, set);
+      valueSetRefs(s.right, set);
+      return;
+    case 'vmap':
+      set(s.map);
+      return;
+    case 'numgen-vmap':
+      for (const v of s.targets) if ('target' in v) chain(v.target);
+      return;
+    case 'verdict':
+      if ('target' in s.v) chain(s.v.target);
+      return;
+    case 'update':
+      set(s.set);
+      return;
+  }
 }
 
-function exprSetRefs(e: Expr): string[] {
-  return e.t === 'concat' ? e.parts.flatMap(exprSetRefs) : e.t === 'and' ? exprSetRefs(e.left) : [];
+function exprSetRefs(e: Expr, set: (name: string) => void): void {
+  if (e.t === 'concat') for (const p of e.parts) exprSetRefs(p, set);
+  else if (e.t === 'and') exprSetRefs(e.left, set);
 }
 
-function valueSetRefs(v: Value): string[] {
-  return v.t === 'setref' ? [v.name] : v.t === 'anonset' ? v.items.flatMap(valueSetRefs) : [];
+function valueSetRefs(v: Value, set: (name: string) => void): void {
+  if (v.t === 'setref') set(v.name);
+  else if (v.t === 'anonset') for (const i of v.items) valueSetRefs(i, set);
 }
 
 /** Chains and sets a statement refers to. */
 export function stmtReferences(s: Stmt): { chains: string[]; sets: string[] } {
-  switch (s.t) {
-    case 'match':
-      return { chains: [], sets: [...exprSetRefs(s.left), ...valueSetRefs(s.right)] };
-    case 'vmap':
-      return { chains: [], sets: [s.map] };
-    case 'numgen-vmap':
-      return { chains: s.targets.flatMap(verdictTargets), sets: [] };
-    case 'verdict':
-      return { chains: verdictTargets(s.v), sets: [] };
-    case 'update':
-      return { chains: [], sets: [s.set] };
-    default:
-      return { chains: [], sets: [] };
-  }
+  const refs: { chains: string[]; sets: string[] } = { chains: [], sets: [] };
+  forEachReference(
+    s,
+    (c) => refs.chains.push(c),
+    (x) => refs.sets.push(x),
+  );
+  return refs;
 }
 
-function checkReferences(t: TableContents): void {
-  const chains = new Set(t.chains.map((c) => c.chain.name));
-  const sets = new Set(t.sets.map((s) => s.set.name));
+function checkReferences(t: TableContents, hasChain: (name: string) => boolean, hasSet: (name: string) => boolean): void {
+  // Where the reference stands, made into text only for the error.
+  let inChain: string | undefined;
+  let inSet: string | undefined;
+  const where = () => (inChain !== undefined ? `rule in ${inChain}` : `element of ${inSet}`);
+  const chain = (name: string) => {
+    if (!hasChain(name)) throw new InternalError(`${where()} refers to missing chain ${name}`);
+  };
+  const set = (name: string) => {
+    if (!hasSet(name)) throw new InternalError(`${where()} refers to missing set ${name}`);
+  };
   for (const c of t.chains) {
-    for (const r of c.rules) {
-      for (const s of r.stmts) {
-        const refs = stmtReferences(s);
-        for (const name of refs.chains) {
-          if (!chains.has(name)) throw new InternalError(`rule in ${c.chain.name} refers to missing chain ${name}`);
-        }
-        for (const name of refs.sets) {
-          if (!sets.has(name)) throw new InternalError(`rule in ${c.chain.name} refers to missing set ${name}`);
-        }
-      }
-    }
+    inChain = c.chain.name;
+    for (const r of c.rules) for (const s of r.stmts) forEachReference(s, chain, set);
   }
+  inChain = undefined;
   for (const s of t.sets) {
-    for (const e of s.elements) {
-      for (const name of e.value ? verdictTargets(e.value) : []) {
-        if (!chains.has(name)) throw new InternalError(`element of ${s.set.name} refers to missing chain ${name}`);
-      }
-    }
+    inSet = s.set.name;
+    for (const e of s.elements) if (e.value && 'target' in e.value) chain(e.value.target);
   }
 }

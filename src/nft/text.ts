@@ -147,20 +147,33 @@ export function transactionText(tx: Transaction): string {
 const CHUNK_CHARS = 1 << 18;
 
 /**
- * The same text as transactionText, as chunks of UTF-8 bytes that each end at a line end.
- * A large ruleset is tens of megabytes: as bytes it sits outside the JavaScript heap, and
- * it is never one string (nor an array of every line) at once.
+ * Lines of text gathered into chunks of UTF-8 bytes that each end at a line end. A large
+ * ruleset is tens of megabytes: as bytes it sits outside the JavaScript heap, and it is
+ * never one string (nor an array of every line) at once.
  */
-export function transactionBytes(ops: Iterable<Op>): Buffer[] {
-  const chunks: Buffer[] = [];
-  let text = '';
-  for (const op of ops) {
-    text += opText(op) + '\n';
-    if (text.length >= CHUNK_CHARS) {
-      chunks.push(Buffer.from(text, 'utf8'));
-      text = '';
-    }
+export class ByteChunks {
+  readonly chunks: Buffer[] = [];
+  private text = '';
+
+  line(s: string): void {
+    this.text += s + '\n';
+    if (this.text.length >= CHUNK_CHARS) this.flush();
   }
-  if (text !== '') chunks.push(Buffer.from(text, 'utf8'));
-  return chunks;
+
+  finish(): Buffer[] {
+    this.flush();
+    return this.chunks;
+  }
+
+  private flush(): void {
+    if (this.text !== '') this.chunks.push(Buffer.from(this.text, 'utf8'));
+    this.text = '';
+  }
+}
+
+/** The same text as transactionText, as chunks of bytes; `each` hands over the operations. */
+export function transactionBytes(each: (emit: (op: Op) => void) => void): Buffer[] {
+  const out = new ByteChunks();
+  each((op) => out.line(opText(op)));
+  return out.finish();
 }

@@ -24,33 +24,37 @@ export type Transaction = Op[];
  * is defined before any rule or element refers to it, as the flat syntax requires.
  */
 export function fullReplace(tables: TableContents[]): Transaction {
-  return [...fullReplaceOps(tables)];
+  const ops: Transaction = [];
+  fullReplaceEach(tables, (op) => ops.push(op));
+  return ops;
 }
 
 /**
- * The operations of fullReplace one at a time, so that a writer can print a large table
- * without holding every operation at once.
+ * The operations of fullReplace, handed over one at a time, so that a writer can print a
+ * large table without holding every operation at once.
  */
-export function* fullReplaceOps(tables: TableContents[]): Generator<Op> {
+export function fullReplaceEach(tables: TableContents[], emit: (op: Op) => void): void {
   for (const t of tables) {
     const ref: TableRef = { family: t.table.family, name: t.table.name };
-    yield { verb: 'add', t: 'table', table: { family: ref.family, name: ref.name } };
-    yield { verb: 'delete', t: 'table', table: { family: ref.family, name: ref.name } };
-    yield { verb: 'add', t: 'table', table: t.table };
-    yield* createContentsOps(t, ref);
+    emit({ verb: 'add', t: 'table', table: { family: ref.family, name: ref.name } });
+    emit({ verb: 'delete', t: 'table', table: { family: ref.family, name: ref.name } });
+    emit({ verb: 'add', t: 'table', table: t.table });
+    createContentsEach(t, ref, emit);
   }
 }
 
 /** Definitions, then rules, then elements: the order a fresh table needs. */
 export function createContents(t: TableContents, ref: TableRef): Transaction {
-  return [...createContentsOps(t, ref)];
+  const ops: Transaction = [];
+  createContentsEach(t, ref, (op) => ops.push(op));
+  return ops;
 }
 
-function* createContentsOps(t: TableContents, ref: TableRef): Generator<Op> {
-  for (const c of t.chains) yield { verb: 'add', t: 'chain', table: ref, chain: c.chain };
-  for (const s of t.sets) yield { verb: 'add', t: 'set', table: ref, set: s.set };
-  for (const c of t.chains) for (const rule of c.rules) yield { verb: 'add', t: 'rule', table: ref, rule };
+function createContentsEach(t: TableContents, ref: TableRef, emit: (op: Op) => void): void {
+  for (const c of t.chains) emit({ verb: 'add', t: 'chain', table: ref, chain: c.chain });
+  for (const s of t.sets) emit({ verb: 'add', t: 'set', table: ref, set: s.set });
+  for (const c of t.chains) for (const rule of c.rules) emit({ verb: 'add', t: 'rule', table: ref, rule });
   for (const s of t.sets) {
-    for (const element of s.elements) yield { verb: 'add', t: 'element', table: ref, set: s.set, element };
+    for (const element of s.elements) emit({ verb: 'add', t: 'element', table: ref, set: s.set, element });
   }
 }
