@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cidrContains, formatCIDR, formatIP, parseCIDR, parseIP } from '../../src/net/ip.js';
 
@@ -25,6 +26,26 @@ describe('IP parsing and printing', () => {
       expect(parseIP(input)).toBeNull();
     },
   );
+
+  it('reads IPv4 exactly as four dotted 0-255 parts without leading zeros', () => {
+    const part = /^(0|[1-9][0-9]{0,2})$/;
+    const reference = (t: string) => {
+      const parts = t.split('.');
+      return parts.length === 4 && parts.every((p) => part.test(p) && Number(p) <= 255) ? parts.map(Number) : null;
+    };
+    const text = fc.oneof(
+      fc.stringMatching(/^[0-9.]{0,16}$/),
+      fc.array(fc.nat({ max: 300 }), { minLength: 3, maxLength: 5 }).map((xs) => xs.join('.')),
+      fc.string({ maxLength: 16 }).filter((t) => !t.includes(':')),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        const ip = parseIP(t);
+        expect(ip ? [...ip.bytes] : null).toEqual(reference(t));
+      }),
+      { numRuns: 3000 },
+    );
+  });
 
   it('parses CIDRs and masks host bits', () => {
     const p = parseCIDR('10.1.2.3/8')!;
