@@ -11,7 +11,7 @@ import { compileFamilyTable } from './backends/nftables/index.js';
 import { fullReplace, fullReplaceEach } from './nft/transaction.js';
 import { transactionBytes } from './nft/text.js';
 import { transactionJson } from './nft/json.js';
-import type { TableContents } from './nft/ruleset.js';
+import type { RuleForm, TableContents } from './nft/ruleset.js';
 
 export interface ModelResult {
   families: FamilyModel[];
@@ -49,14 +49,15 @@ export interface CompileResult {
   warnings: Diagnostic[];
 }
 
-export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
-  return model.families.map((m) => compileFamilyTable(m, { tableName }, warnings));
+export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[], ruleForm: RuleForm = 'statements'): TableContents[] {
+  return model.families.map((m) => compileFamilyTable(m, { tableName, ruleForm }, warnings));
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
-  const tables = compileTables(model, opts.tableName ?? 'kube-proxy', warnings);
+  // Text output needs only each rule's text; JSON output needs its statements.
+  const tables = compileTables(model, opts.tableName ?? 'kube-proxy', warnings, opts.format === 'json' ? 'statements' : 'text');
   if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
   return { output: opts.format === 'json' ? transactionJson(fullReplace(tables)) : transactionBytes((emit) => fullReplaceEach(tables, emit)), warnings };
 }

@@ -4,6 +4,7 @@
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
+import { ruleBodyText } from './text.js';
 import {
   type Chain,
   type Element,
@@ -62,12 +63,25 @@ export interface ElementConflict {
   rejected: Element;
 }
 
+/**
+ * What a built table keeps of its rules: their statements (for diff, JSON and tracing),
+ * or only their text (for printing: one string per rule instead of a tree of objects).
+ */
+export type RuleForm = 'statements' | 'text';
+
+const NO_STATEMENTS: Stmt[] = Object.freeze([]) as unknown as Stmt[];
+
 export class TableBuilder {
   private readonly chains = new Map<string, ChainContents>();
   private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element> }>();
   readonly conflicts: ElementConflict[] = [];
+  /** References to objects not made yet, checked at the end: (referrer, where, kind, name) in a row. */
+  private readonly pending: string[] = [];
 
-  constructor(readonly table: Table) {}
+  constructor(
+    readonly table: Table,
+    private readonly ruleForm: RuleForm = 'statements',
+  ) {}
 
   /** Creates the chain, or returns the one of that name (kube-proxy's ensureChain). */
   chain(c: Chain): void {
@@ -99,8 +113,28 @@ export class TableBuilder {
   rule(r: Rule): void {
     const chain = this.chains.get(r.chain);
     if (!chain) throw new InternalError(`rule added to missing chain ${r.chain}`);
-    chain.rules.push(makeRule(r));
+    makeRule(r);
+    this.referrer = 'rule in';
+    this.where = r.chain;
+    for (const s of r.stmts) forEachReference(s, this.refChain, this.refSet);
+    if (this.ruleForm === 'statements') chain.rules.push(r);
+    else {
+      const kept: Rule = { chain: r.chain, stmts: NO_STATEMENTS, text: ruleBodyText(r.stmts) };
+      if (r.comment !== undefined) kept.comment = r.comment;
+      chain.rules.push(kept);
+    }
   }
+
+  // What the rule or element being added refers to must exist by the end: a reference to
+  // an object not made yet (chains refer to chains made after them) is checked in finish().
+  private referrer = '';
+  private where = '';
+  private readonly refChain = (name: string) => {
+    if (!this.chains.has(name)) this.pending.push(this.referrer, this.where, 'chain', name);
+  };
+  private readonly refSet = (name: string) => {
+    if (!this.sets.has(name)) this.pending.push(this.referrer, this.where, 'set', name);
+  };
 
   /**
    * Adds an element. The same key with the same value is kept once; the same key with
@@ -122,6 +156,11 @@ export class TableBuilder {
       return false;
     }
     s.elements.set(k, makeElement(e));
+    if (e.value && 'target' in e.value) {
+      this.referrer = 'element of';
+      this.where = e.set;
+      this.refChain(e.value.target);
+    }
     return true;
   }
 
@@ -137,9 +176,11 @@ export class TableBuilder {
         return { set: s.set, elements: [...s.elements.values()].sort((a, b) => compareKeys(a.key, b.key)) };
       }),
     };
-    const hasChain = (name: string) => this.chains.has(name);
-    const hasSet = (name: string) => this.sets.has(name);
-    checkReferences(contents, hasChain, hasSet);
+    const p = this.pending;
+    for (let i = 0; i < p.length; i += 4) {
+      const exists = p[i + 2] === 'chain' ? this.chains.has(p[i + 3]) : this.sets.has(p[i + 3]);
+      if (!exists) throw new InternalError(`${p[i]} ${p[i + 1]} refers to missing ${p[i + 2]} ${p[i + 3]}`);
+    }
     return contents;
   }
 }
@@ -185,26 +226,4 @@ export function stmtReferences(s: Stmt): { chains: string[]; sets: string[] } {
     (x) => refs.sets.push(x),
   );
   return refs;
-}
-
-function checkReferences(t: TableContents, hasChain: (name: string) => boolean, hasSet: (name: string) => boolean): void {
-  // Where the reference stands, made into text only for the error.
-  let inChain: string | undefined;
-  let inSet: string | undefined;
-  const where = () => (inChain !== undefined ? `rule in ${inChain}` : `element of ${inSet}`);
-  const chain = (name: string) => {
-    if (!hasChain(name)) throw new InternalError(`${where()} refers to missing chain ${name}`);
-  };
-  const set = (name: string) => {
-    if (!hasSet(name)) throw new InternalError(`${where()} refers to missing set ${name}`);
-  };
-  for (const c of t.chains) {
-    inChain = c.chain.name;
-    for (const r of c.rules) for (const s of r.stmts) forEachReference(s, chain, set);
-  }
-  inChain = undefined;
-  for (const s of t.sets) {
-    inSet = s.set.name;
-    for (const e of s.elements) if (e.value && 'target' in e.value) chain(e.value.target);
-  }
 }

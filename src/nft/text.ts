@@ -128,7 +128,7 @@ export function opText(op: Op): string {
       const head = `${op.verb} rule ${op.table.family} ${op.table.name} ${op.rule.chain}`;
       if (op.verb === 'delete') return `${head} handle ${op.rule.handle}`;
       const comment = op.rule.comment !== undefined ? ` comment "${op.rule.comment}"` : '';
-      return `${head} ${ruleBodyText(op.rule.stmts)}${comment}`;
+      return `${head} ${op.rule.text ?? ruleBodyText(op.rule.stmts)}${comment}`;
     }
     case 'element':
       return `${op.verb} element ${op.table.family} ${op.table.name} ${op.set.name} ${elementText(

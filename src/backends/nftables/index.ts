@@ -2,7 +2,7 @@
 // programs it.
 import type { Diagnostic } from '../../diag/diagnostic.js';
 import type { FamilyModel } from '../../model/types.js';
-import { TableBuilder, keyString, type TableContents } from '../../nft/ruleset.js';
+import { TableBuilder, keyString, type RuleForm, type TableContents } from '../../nft/ruleset.js';
 import { familyContext } from './context.js';
 import { emitDispatch } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
@@ -22,11 +22,13 @@ import { emitSkeleton } from './skeleton.js';
 
 export interface NftablesOptions {
   tableName: string;
+  /** What the table keeps of its rules; statements unless it is only to be printed as text. */
+  ruleForm?: RuleForm;
 }
 
 export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
   const ctx = familyContext(m.family, m.masqueradeBit);
-  const b = new TableBuilder({ family: ctx.family, name: opts.tableName, comment: TABLE_COMMENT });
+  const b = new TableBuilder({ family: ctx.family, name: opts.tableName, comment: TABLE_COMMENT }, opts.ruleForm);
   emitSkeleton(b);
   emitMasquerading(b, ctx);
   emitClusterIPChecks(b, ctx, m);
