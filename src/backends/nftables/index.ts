@@ -38,6 +38,12 @@ export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnin
   emitServiceDispatch(b, ctx, m);
   for (const sp of m.servicePorts) {
     const plan = planServicePort(sp, m);
+    // Chains before what refers to them (endpoints, then the chains and map elements that
+    // jump to them), so the builder finds each reference at once. The output is sorted,
+    // so this order shows nowhere else.
+    emitEndpoints(b, ctx, plan);
+    emitFirewall(b, ctx, plan);
+    emitPolicyChains(b, ctx, m, plan);
     emitDispatch(b, plan, (p, set, key) =>
       warnings.push({
         severity: 'warning',
@@ -47,9 +53,6 @@ export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnin
         message: `${set} element ${keyString(key)} is already taken by another Service port; this one is left out`,
       }),
     );
-    emitFirewall(b, ctx, plan);
-    emitPolicyChains(b, ctx, m, plan);
-    emitEndpoints(b, ctx, plan);
   }
   return b.finish();
 }
