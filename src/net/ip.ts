@@ -188,7 +188,11 @@ export function compareCIDR(a: CIDR, b: CIDR): number {
   return compareIP(a.addr, b.addr) || a.prefix - b.prefix;
 }
 
+const HEX_BYTE = Array.from({ length: 256 }, (_, x) => x.toString(16).padStart(2, '0'));
+
 /** Hex of an IPv4 address as OpenFlow registers print it: 0x0af00001. */
 export function ipv4Hex(ip: IP): string {
-  return '0x' + Array.from(ip.bytes, (x) => x.toString(16).padStart(2, '0')).join('');
+  let out = '0x';
+  for (const x of ip.bytes) out += HEX_BYTE[x];
+  return out;
 }

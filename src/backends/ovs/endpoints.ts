@@ -3,7 +3,7 @@
 // 17). The latter two depend only on the endpoint, so Services that share an endpoint
 // share them (the bundle keeps one copy).
 import type { Endpoint, Protocol } from '../../model/types.js';
-import { ipv4Hex } from '../../net/ip.js';
+import { compareIP } from '../../net/ip.js';
 import { addr, ct, ctState, proto, type Bucket, type Flow, type Group, type MatchField } from './openflow.js';
 import {
   CT_HAIRPIN,
@@ -37,10 +37,9 @@ export function serviceGroup(g: GroupPlan, f: OvsFamily, affinity: boolean): Gro
   return { id: g.id, buckets };
 }
 
-/** Sorted by endpoint IP (as bytes), then port. */
+/** Sorted by endpoint IP (as bytes; a group's endpoints are of one family), then port. */
 function sortedEndpoints(eps: Endpoint[]): Endpoint[] {
-  const key = (e: Endpoint) => ipv4Hex(e.ip);
-  return [...eps].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.port - b.port));
+  return [...eps].sort((a, b) => compareIP(a.ip, b.ip) || a.port - b.port);
 }
 
 function dnatFlow(ep: Endpoint, protocol: Protocol, f: OvsFamily): Flow {
