@@ -10,7 +10,11 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
-/** Namespaces, and the port names of Services and EndpointSlices (as the API server checks them). */
+/**
+ * Namespaces, and the port names of Services, EndpointSlices and Endpoints: the API server
+ * checks these port names as DNS-1123 labels (validateServicePort, validateEndpointPort),
+ * not as the IANA service names that container ports and named targetPorts must be.
+ */
 export function dnsLabelProblem(s: string): string | null {
   if (s.length === 0) return 'must not be empty';
   if (s.length > 63) return 'must be no more than 63 characters (a DNS-1123 label)';
@@ -31,6 +35,16 @@ export function dns1035LabelProblem(s: string): string | null {
   if (s.length === 0) return 'must not be empty';
   if (s.length > 63) return 'must be no more than 63 characters (a DNS-1035 label)';
   if (!DNS1035_LABEL.test(s)) return 'must be a DNS-1035 label: lower case letters, digits and "-", starting with a letter and ending with a letter or digit';
+  return null;
+}
+
+/** A named targetPort: an IANA service name (RFC 6335), as a container port's name. */
+export function ianaServiceNameProblem(s: string): string | null {
+  if (s.length === 0) return 'must not be empty';
+  if (s.length > 15) return 'must be no more than 15 characters (an IANA service name)';
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s)) return 'must be an IANA service name: lower case letters, digits and "-", starting and ending with a letter or digit';
+  if (!/[a-z]/.test(s)) return 'must contain at least one letter (an IANA service name)';
+  if (s.includes('--')) return 'must not contain consecutive hyphens (an IANA service name)';
   return null;
 }
 

@@ -1,7 +1,7 @@
 // ajv (allErrors) over each object by kind; every schema error becomes a diagnostic that
 // points at the offending field in its file.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Diagnostic } from '../diag/diagnostic.js';
+import { quoteText, type Diagnostic } from '../diag/diagnostic.js';
 import type { FieldPath, SourceObject } from '../input/source.js';
 import {
   endpointSliceSchema,
@@ -38,7 +38,7 @@ export function fieldPathText(p: FieldPath): string {
   let out = '';
   for (const k of p) {
     if (typeof k === 'number') out += `[${k}]`;
-    else if (!/^[A-Za-z0-9_-]+$/.test(k)) out += `[${JSON.stringify(k)}]`;
+    else if (!/^[A-Za-z0-9_-]+$/.test(k)) out += `[${quoteText(k)}]`;
     else out += out ? `.${k}` : k;
   }
   return out;
@@ -74,6 +74,8 @@ function schemaMessage(e: ErrorObject): { path: FieldPath; message: string } {
 export interface TypedObject {
   kind: KnownKind;
   source: SourceObject;
+  /** Fields the schema refused (reported): the object is invalid, but its other fields are still checked. */
+  refused: FieldPath[];
 }
 
 /** Sorts objects into known kinds (schema-checked) and warnings for the rest. */
@@ -105,14 +107,15 @@ export function validateObjects(objects: SourceObject[]): { typed: TypedObject[]
       continue;
     }
     const validate = validators[known.kind];
+    const refused: FieldPath[] = [];
     if (!validate(o.value)) {
       for (const e of validate.errors ?? []) {
         const { path, message } = schemaMessage(e);
+        refused.push(path);
         diagnostics.push({ severity: 'error', pos: o.locate(path), kind: known.kind, object: name, field: fieldPathText(path), message });
       }
-      continue;
     }
-    typed.push({ kind: known.kind, source: o });
+    typed.push({ kind: known.kind, source: o, refused });
   }
   return { typed, diagnostics };
 }
