@@ -138,8 +138,12 @@ export function locator(doc: Document, lines: LineCounter, file: string, base: F
   };
 }
 
-/** The position of the first alias that has no anchor, or that stands inside its own anchor. */
-function badAlias(doc: Document): { offset: number; message: string } | null {
+/**
+ * The first structure that has no JSON form: an alias without an anchor, an alias inside
+ * its own anchor (a cycle), or a collection used as a mapping key (Kubernetes objects have
+ * string keys).
+ */
+function badStructure(doc: Document): { offset: number; message: string } | null {
   let bad: { offset: number; message: string } | null = null;
   visit(doc, {
     Alias(_key, node, ancestors) {
@@ -148,6 +152,14 @@ function badAlias(doc: Document): { offset: number; message: string } | null {
       if (!target) bad = { offset, message: `alias *${node.source} has no anchor &${node.source} before it` };
       else if (ancestors.includes(target as never)) bad = { offset, message: `alias *${node.source} stands inside its own anchor (a cycle)` };
       return bad ? visit.BREAK : undefined;
+    },
+    Pair(_key, pair) {
+      const key = isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
+      if (isMap(key) || isSeq(key)) {
+        bad = { offset: (pair.key as Node).range?.[0] ?? 0, message: 'a mapping key must be a scalar, not a collection' };
+        return visit.BREAK;
+      }
+      return undefined;
     },
   });
   return bad;
@@ -173,7 +185,7 @@ export function parseFiles(files: InputFile[]): { objects: SourceObject[]; diagn
         at(deep, `invalid ${syntax}: nested more than ${MAX_NESTING} levels deep`);
         return;
       }
-      docs = Array.from(new Composer({ uniqueKeys: true, prettyErrors: false }).compose(tokens, false, f.text.length)) as Document.Parsed[];
+      docs = Array.from(new Composer({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' }).compose(tokens, false, f.text.length)) as Document.Parsed[];
     } catch (e) {
       at(0, `invalid ${syntax}: ${firstLine(String((e as Error)?.message ?? e))}`);
       return;
@@ -184,9 +196,9 @@ export function parseFiles(files: InputFile[]): { objects: SourceObject[]; diagn
         return;
       }
       const docStart = doc.contents?.range?.[0] ?? doc.range?.[0] ?? 0;
-      const alias = badAlias(doc);
-      if (alias) {
-        at(alias.offset, `invalid ${syntax}: ${alias.message}`);
+      const structure = badStructure(doc);
+      if (structure) {
+        at(structure.offset, `invalid ${syntax}: ${structure.message}`);
         return;
       }
       let value: unknown;

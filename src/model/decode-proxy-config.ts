@@ -8,6 +8,8 @@ import type { CIDR } from '../net/ip.js';
 import type { DecodedProxyConfig } from './decode.js';
 import type { TypedObject } from '../schema/validate.js';
 
+const DETECT_LOCAL_MODES = ['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix'];
+
 function clusterCIDRs(r: Reporter, value: unknown): CIDR[] | undefined {
   const text = str(value);
   if (text === undefined || text === '') return undefined;
@@ -41,7 +43,7 @@ export function decodeProxyConfig(r: Reporter, value: unknown, obj: TypedObject)
   }
   c.clusterCIDRs = clusterCIDRs(r, v.clusterCIDR);
   const mode = str(v.detectLocalMode);
-  if (mode) c.detectLocalMode = mode;
+  if (mode && DETECT_LOCAL_MODES.includes(mode)) c.detectLocalMode = mode; // anything else the schema refused
   const detect = fields(v.detectLocal);
   c.bridgeInterface = interfaceName(r, ['detectLocal', 'bridgeInterface'], detect.bridgeInterface, false);
   c.interfaceNamePrefix = interfaceName(r, ['detectLocal', 'interfaceNamePrefix'], detect.interfaceNamePrefix, true);
