@@ -53,7 +53,11 @@ export function readInputs(args: string[], readStdin: () => string): { files: In
   };
   for (const arg of args) {
     if (arg === '-') {
-      files.push({ name: '<stdin>', text: readStdin() });
+      try {
+        files.push({ name: '<stdin>', text: readStdin() });
+      } catch (e) {
+        problem('<stdin>', `cannot read: ${errno(e)}`);
+      }
       continue;
     }
     let stat: fs.Stats;
