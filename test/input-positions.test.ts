@@ -137,8 +137,8 @@ metadata: {name: test-node}
     const r = await kproxc(['compile', '-'], text);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      `<stdin>:${where(text, '"80"')}: Service svc1: spec.ports[0].port: must be of type integer\n` +
-        `<stdin>:${where(text, '"1.2.3.4.5"')}: Service svc1: spec.externalIPs[0]: "1.2.3.4.5" is not a valid IP address\n`,
+      `<stdin>:${where(text, '"80"')}: Service default/svc1: spec.ports[0].port: must be of type integer\n` +
+        `<stdin>:${where(text, '"1.2.3.4.5"')}: Service default/svc1: spec.externalIPs[0]: "1.2.3.4.5" is not a valid IP address\n`,
     );
   });
 });

@@ -169,6 +169,43 @@ function badStructure(doc: Document): { offset: number; message: string } | null
   return bad;
 }
 
+/**
+ * A .json file is held to JSON itself (YAML would take trailing commas and comments), and
+ * JSON's own message names the problem better than YAML's. V8 parses JSON without
+ * recursion, and nesting was bounded before this anyway.
+ */
+function jsonSyntaxProblem(text: string): { offset: number; message: string } | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (e) {
+    const raw = String((e as Error)?.message ?? e);
+    const at = / in JSON at position (\d+)/.exec(raw);
+    const offset = at ? Number(at[1]) : /end of JSON/.test(raw) ? text.length : 0;
+    // Drop the position (given as line and column instead) and any quoted copy of the input.
+    const message = raw.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*$/s, '');
+    return { offset, message };
+  }
+}
+
+/** Kubernetes reads a null field as an absent one (Go's decoding), so nulls in mappings are dropped. */
+function dropNulls(root: unknown): void {
+  const stack: unknown[] = [root];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object' || seen.has(v)) continue;
+    seen.add(v);
+    if (Array.isArray(v)) for (const x of v) stack.push(x); // no spread: lists may be long
+    else {
+      for (const [k, x] of Object.entries(v)) {
+        if (x === null) delete (v as Record<string, unknown>)[k];
+        else stack.push(x);
+      }
+    }
+  }
+}
+
 /** Parses every document of every file; YAML and JSON syntax errors become diagnostics. */
 export function parseFiles(files: InputFile[]): { objects: SourceObject[]; diagnostics: Diagnostic[] } {
   const objects: SourceObject[] = [];
@@ -187,6 +224,11 @@ export function parseFiles(files: InputFile[]): { objects: SourceObject[]; diagn
       const deep = nestingProblem(tokens);
       if (deep !== null) {
         at(deep, `invalid ${syntax}: nested more than ${MAX_NESTING} levels deep`);
+        return;
+      }
+      const json = syntax === 'JSON' ? jsonSyntaxProblem(f.text) : null;
+      if (json) {
+        at(json.offset, `invalid JSON: ${json.message}`);
         return;
       }
       docs = Array.from(new Composer({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' }).compose(tokens, false, f.text.length)) as Document.Parsed[];
@@ -218,11 +260,17 @@ export function parseFiles(files: InputFile[]): { objects: SourceObject[]; diagn
         return;
       }
       if (value === null || value === undefined) return; // empty document
+      dropNulls(value);
       if (typeof value !== 'object' || Array.isArray(value)) {
         at(docStart, 'document is not a Kubernetes object (expected a mapping with apiVersion and kind)');
         return;
       }
       const obj = value as Record<string, unknown>;
+      if (obj.kind === 'List' && obj.items !== undefined && !Array.isArray(obj.items)) {
+        const p = locator(doc, lines, f.name, [])(['items']);
+        diagnostics.push({ severity: 'error', pos: p, kind: 'List', field: 'items', message: 'must be a list of objects' });
+        return;
+      }
       if (obj.kind === 'List' && Array.isArray(obj.items)) {
         obj.items.forEach((item, i) => {
           if (item === null || item === undefined) return;

@@ -118,6 +118,7 @@ function settings(config: DecodedProxyConfig | undefined, opts: CompileOptions, 
     s.nodePortCIDRs = list.length === 1 && list[0] === 'primary' ? [] : parseFlagCIDRs('--node-port-addresses', list);
   } else if (config?.nodePortCIDRs) s.nodePortCIDRs = config.nodePortCIDRs;
   const need = (field: string, present: string | undefined) => {
+    if (present === undefined && config?.detectLocalGiven.includes(field)) return; // given but invalid: reported
     if (present === undefined && config) {
       diags.push({
         severity: 'error',

@@ -34,7 +34,9 @@ function interfaceName(r: Reporter, path: string[], value: unknown, isPrefix: bo
 
 export function decodeProxyConfig(r: Reporter, value: unknown, obj: TypedObject): DecodedProxyConfig {
   const v = fields(value);
-  const c: DecodedProxyConfig = { source: obj };
+  const detect = fields(v.detectLocal);
+  const given = ['bridgeInterface', 'interfaceNamePrefix'].filter((k) => detect[k] !== undefined && detect[k] !== '');
+  const c: DecodedProxyConfig = { source: obj, detectLocalGiven: given };
   const host = str(v.hostnameOverride);
   if (host) {
     const problem = dnsSubdomainProblem(host);
@@ -44,7 +46,6 @@ export function decodeProxyConfig(r: Reporter, value: unknown, obj: TypedObject)
   c.clusterCIDRs = clusterCIDRs(r, v.clusterCIDR);
   const mode = str(v.detectLocalMode);
   if (mode && DETECT_LOCAL_MODES.includes(mode)) c.detectLocalMode = mode; // anything else the schema refused
-  const detect = fields(v.detectLocal);
   c.bridgeInterface = interfaceName(r, ['detectLocal', 'bridgeInterface'], detect.bridgeInterface, false);
   c.interfaceNamePrefix = interfaceName(r, ['detectLocal', 'interfaceNamePrefix'], detect.interfaceNamePrefix, true);
   const npa = list(v.nodePortAddresses);

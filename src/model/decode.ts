@@ -66,6 +66,8 @@ export interface DecodedProxyConfig {
   detectLocalMode?: string;
   bridgeInterface?: string;
   interfaceNamePrefix?: string;
+  /** detectLocal fields that were given, valid or not (an invalid one is reported, not "required"). */
+  detectLocalGiven: string[];
   nodePortAddresses?: string[] | 'primary';
   nodePortCIDRs?: CIDR[];
   masqueradeAll?: boolean;
@@ -129,7 +131,7 @@ export function decodeAll(typed: TypedObject[], diagnostics: Diagnostic[]): Deco
   const serviceKeys = new Set<string>();
   for (const o of typed) {
     const v = o.source.value;
-    const name = o.kind === 'KubeProxyConfiguration' ? undefined : objectName(v);
+    const name = o.kind === 'KubeProxyConfiguration' ? undefined : objectName(v, o.kind);
     const r = new Reporter(diagnostics, o.source, o.kind, name, o.refused);
     if (isDuplicate(o, r, seen)) continue;
     switch (o.kind) {

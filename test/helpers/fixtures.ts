@@ -30,12 +30,12 @@ export function listFixtures(dir = FIXTURES): Fixture[] {
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir)
-    .filter((n) => n.endsWith('.yaml'))
+    .filter((n) => n.endsWith('.yaml') || n.endsWith('.json')) // JSON has no comments, so no kproxc-args
     .sort()
     .map((n) => {
       const file = path.join(dir, n);
       const text = fs.readFileSync(file, 'utf8');
-      return { name: n.replace(/\.yaml$/, ''), file, args: fixtureArgs(text), text };
+      return { name: n.replace(/\.(yaml|json)$/, ''), file, args: fixtureArgs(text), text };
     });
 }
 
