@@ -206,79 +206,89 @@ function dropNulls(root: unknown): void {
   }
 }
 
+type At = (offset: number, message: string) => void;
+
+/** The documents of one file, or null when its text is not YAML (or JSON) at all. */
+function composeDocuments(f: InputFile, lines: LineCounter, syntax: string, at: At): Document.Parsed[] | null {
+  try {
+    // The parser is iterative; composing is recursive, so nesting is bounded before it.
+    const tokens = Array.from(new Parser(lines.addNewLine).parse(f.text));
+    const deep = nestingProblem(tokens);
+    if (deep !== null) {
+      at(deep, `invalid ${syntax}: nested more than ${MAX_NESTING} levels deep`);
+      return null;
+    }
+    const json = syntax === 'JSON' ? jsonSyntaxProblem(f.text) : null;
+    if (json) {
+      at(json.offset, `invalid JSON: ${json.message}`);
+      return null;
+    }
+    return Array.from(new Composer({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' }).compose(tokens, false, f.text.length)) as Document.Parsed[];
+  } catch (e) {
+    at(0, `invalid ${syntax}: ${firstLine(String((e as Error)?.message ?? e))}`);
+    return null;
+  }
+}
+
+/** A document as plain data (null for an empty one), or undefined when it has no JSON form. */
+function documentValue(doc: Document.Parsed, syntax: string, at: At): unknown {
+  if (doc.errors.length > 0) {
+    for (const err of doc.errors) at(err.pos[0], `invalid ${syntax}: ${firstLine(err.message)}`);
+    return undefined;
+  }
+  const docStart = doc.contents?.range?.[0] ?? doc.range?.[0] ?? 0;
+  const structure = badStructure(doc);
+  if (structure) {
+    at(structure.offset, `invalid ${syntax}: ${structure.message}`);
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    at(docStart, `invalid ${syntax}: ${firstLine(String((e as Error)?.message ?? e))}`);
+    return undefined;
+  }
+  const shape = valueShapeProblem(value);
+  if (shape) {
+    at(docStart, `invalid ${syntax}: ${shape}`);
+    return undefined;
+  }
+  if (value === undefined) return null;
+  dropNulls(value);
+  return value;
+}
+
 /** Parses every document of every file; YAML and JSON syntax errors become diagnostics. */
 export function parseFiles(files: InputFile[]): { objects: SourceObject[]; diagnostics: Diagnostic[] } {
   const objects: SourceObject[] = [];
   const diagnostics: Diagnostic[] = [];
   files.forEach((f, fileIndex) => {
     const lines = new LineCounter();
-    const at = (offset: number, message: string) => {
+    const at: At = (offset, message) => {
       const lp = lines.linePos(offset);
       diagnostics.push({ severity: 'error', pos: { file: f.name, line: lp.line, col: lp.col }, message });
     };
     const syntax = /\.json$/.test(f.name) ? 'JSON' : 'YAML';
-    let docs: Document.Parsed[];
-    try {
-      // The parser is iterative; composing is recursive, so nesting is bounded before it.
-      const tokens = Array.from(new Parser(lines.addNewLine).parse(f.text));
-      const deep = nestingProblem(tokens);
-      if (deep !== null) {
-        at(deep, `invalid ${syntax}: nested more than ${MAX_NESTING} levels deep`);
-        return;
-      }
-      const json = syntax === 'JSON' ? jsonSyntaxProblem(f.text) : null;
-      if (json) {
-        at(json.offset, `invalid JSON: ${json.message}`);
-        return;
-      }
-      docs = Array.from(new Composer({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' }).compose(tokens, false, f.text.length)) as Document.Parsed[];
-    } catch (e) {
-      at(0, `invalid ${syntax}: ${firstLine(String((e as Error)?.message ?? e))}`);
-      return;
-    }
+    const docs = composeDocuments(f, lines, syntax, at) ?? [];
     docs.forEach((doc, docIndex) => {
-      if (doc.errors.length > 0) {
-        for (const err of doc.errors) at(err.pos[0], `invalid ${syntax}: ${firstLine(err.message)}`);
-        return;
-      }
-      const docStart = doc.contents?.range?.[0] ?? doc.range?.[0] ?? 0;
-      const structure = badStructure(doc);
-      if (structure) {
-        at(structure.offset, `invalid ${syntax}: ${structure.message}`);
-        return;
-      }
-      let value: unknown;
-      try {
-        value = doc.toJS({ maxAliasCount: 100 });
-      } catch (e) {
-        at(docStart, `invalid ${syntax}: ${firstLine(String((e as Error)?.message ?? e))}`);
-        return;
-      }
-      const shape = valueShapeProblem(value);
-      if (shape) {
-        at(docStart, `invalid ${syntax}: ${shape}`);
-        return;
-      }
-      if (value === null || value === undefined) return; // empty document
-      dropNulls(value);
+      const value = documentValue(doc, syntax, at);
+      if (value === undefined || value === null) return; // reported, or an empty document
+      const locate = (base: FieldPath) => locator(doc, lines, f.name, base);
       if (typeof value !== 'object' || Array.isArray(value)) {
-        at(docStart, 'document is not a Kubernetes object (expected a mapping with apiVersion and kind)');
+        at(doc.contents?.range?.[0] ?? 0, 'document is not a Kubernetes object (expected a mapping with apiVersion and kind)');
         return;
       }
       const obj = value as Record<string, unknown>;
-      if (obj.kind === 'List' && obj.items !== undefined && !Array.isArray(obj.items)) {
-        const p = locator(doc, lines, f.name, [])(['items']);
-        diagnostics.push({ severity: 'error', pos: p, kind: 'List', field: 'items', message: 'must be a list of objects' });
-        return;
-      }
-      if (obj.kind === 'List' && Array.isArray(obj.items)) {
-        obj.items.forEach((item, i) => {
-          if (item === null || item === undefined) return;
-          objects.push({ file: f.name, value: item, locate: locator(doc, lines, f.name, ['items', i]), order: [fileIndex, docIndex, i] });
+      if (obj.kind !== 'List') {
+        objects.push({ file: f.name, value, locate: locate([]), order: [fileIndex, docIndex, 0] });
+      } else if (obj.items !== undefined && !Array.isArray(obj.items)) {
+        diagnostics.push({ severity: 'error', pos: locate([])(['items']), kind: 'List', field: 'items', message: 'must be a list of objects' });
+      } else {
+        ((obj.items ?? []) as unknown[]).forEach((item, i) => {
+          if (item !== null && item !== undefined) objects.push({ file: f.name, value: item, locate: locate(['items', i]), order: [fileIndex, docIndex, i] });
         });
-        return;
       }
-      objects.push({ file: f.name, value, locate: locator(doc, lines, f.name, []), order: [fileIndex, docIndex, 0] });
     });
   });
   return { objects, diagnostics };
