@@ -190,18 +190,19 @@ function jsonSyntaxProblem(text: string): { offset: number; message: string } | 
 
 /** Kubernetes reads a null field as an absent one (Go's decoding), so nulls in mappings are dropped. */
 function dropNulls(root: unknown): void {
+  // Iterative; a value shared through aliases is walked again, which the alias limit bounds.
   const stack: unknown[] = [root];
-  const seen = new Set<unknown>();
   while (stack.length > 0) {
     const v = stack.pop();
-    if (v === null || typeof v !== 'object' || seen.has(v)) continue;
-    seen.add(v);
-    if (Array.isArray(v)) for (const x of v) stack.push(x); // no spread: lists may be long
-    else {
-      for (const [k, x] of Object.entries(v)) {
-        if (x === null) delete (v as Record<string, unknown>)[k];
-        else stack.push(x);
-      }
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (const x of v) stack.push(x); // no spread: lists may be long
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      if (o[k] === null) delete o[k];
+      else if (typeof o[k] === 'object') stack.push(o[k]);
     }
   }
 }
@@ -211,19 +212,28 @@ type At = (offset: number, message: string) => void;
 /** The documents of one file, or null when its text is not YAML (or JSON) at all. */
 function composeDocuments(f: InputFile, lines: LineCounter, syntax: string, at: At): Document.Parsed[] | null {
   try {
-    // The parser is iterative; composing is recursive, so nesting is bounded before it.
-    const tokens = Array.from(new Parser(lines.addNewLine).parse(f.text));
-    const deep = nestingProblem(tokens);
-    if (deep !== null) {
-      at(deep, `invalid ${syntax}: nested more than ${MAX_NESTING} levels deep`);
-      return null;
-    }
     const json = syntax === 'JSON' ? jsonSyntaxProblem(f.text) : null;
     if (json) {
+      // Nothing is parsed yet, so the line counter knows no lines: count them up to the offset.
+      lines.addNewLine(0);
+      for (let i = f.text.indexOf('\n'); i !== -1 && i < json.offset; i = f.text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
       at(json.offset, `invalid JSON: ${json.message}`);
       return null;
     }
-    return Array.from(new Composer({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' }).compose(tokens, false, f.text.length)) as Document.Parsed[];
+    // The parser is iterative; composing is recursive, so each document's nesting is
+    // bounded before it is composed. Documents stream through, never all tokens at once.
+    const composer = new Composer({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' });
+    const docs: Document.Parsed[] = [];
+    for (const token of new Parser(lines.addNewLine).parse(f.text)) {
+      const deep = nestingProblem([token]);
+      if (deep !== null) {
+        at(deep, `invalid ${syntax}: nested more than ${MAX_NESTING} levels deep`);
+        return null;
+      }
+      for (const doc of composer.next(token)) docs.push(doc as Document.Parsed);
+    }
+    for (const doc of composer.end(false, f.text.length)) docs.push(doc as Document.Parsed);
+    return docs;
   } catch (e) {
     at(0, `invalid ${syntax}: ${firstLine(String((e as Error)?.message ?? e))}`);
     return null;
