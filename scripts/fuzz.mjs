@@ -60,10 +60,11 @@ function netns() {
 const counts = { runs: 0, exit0: 0, exit2: 0, failures: 0, loaded: 0, loadBatches: 0 };
 const byOp = {};
 const failures = [];
-const failDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fuzz-failures-'));
+let failDir;
 
 function fail(problem, text, where) {
   counts.failures++;
+  failDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fuzz-failures-'));
   const file = path.join(failDir, `${counts.failures}.yaml`);
   fs.writeFileSync(file, text);
   failures.push({ problem, file, where });
@@ -115,7 +116,10 @@ for (let batch = 0; counts.runs < RUNS; batch++) {
       }
     }
   }
-  if (counts.runs % 10000 < BATCH) {
+  // Let the event loop run between batches: the compiles resolve in microtasks alone, which
+  // would starve the signal handlers (Ctrl-C must still remove the namespace).
+  await new Promise((resolve) => setImmediate(resolve));
+  if (counts.runs % 10000 < BATCH * PER_CLUSTER) {
     process.stderr.write(`${counts.runs} runs, ${counts.exit0} exit 0, ${counts.exit2} exit 2, ${counts.failures} failures (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   }
 }
@@ -128,5 +132,4 @@ console.log(`  distinct valid outputs loaded into nft: ${USE_NFT ? `${counts.loa
 console.log(`  by mutation: ${Object.entries(byOp).map(([op, c]) => `${op} ${c.runs} (${c.exit0} valid)`).join(', ')}`);
 console.log(`  failures: ${counts.failures}${counts.failures ? ` (inputs in ${failDir})` : ''}`);
 for (const f of failures.slice(0, 50)) console.log(`    ${f.where}: ${f.problem} [${f.file}]`);
-if (counts.failures === 0) fs.rmSync(failDir, { recursive: true, force: true });
 process.exitCode = counts.failures ? 1 : 0;
