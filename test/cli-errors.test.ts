@@ -73,6 +73,30 @@ describe('-o FILE', () => {
     expect(r.stderr).toMatch(/^kproxc: -o .*ruleset\.nft: cannot write: ENOENT\n$/);
   });
 
+  it('through a symbolic link, the file it names is replaced and the link stays', async () => {
+    const real = path.join(dir, 'real.nft');
+    const link = path.join(dir, 'link.nft');
+    fs.writeFileSync(real, 'old\n');
+    fs.symlinkSync(real, link);
+    const r = await kproxc(['compile', GOOD, '-o', link]);
+    expect(r.code).toBe(0);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(real, 'utf8')).toMatch(/^add table ip kube-proxy\n/);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('a pipe (or device, as -o /dev/stdout) is written to, never replaced by a file', () => {
+    const fifo = path.join(dir, 'fifo');
+    const got = path.join(dir, 'got');
+    // The reader gives up after 20 s, so a regression (the pipe replaced) fails instead of hanging.
+    const script = `mkfifo ${fifo} && (timeout 20 cat ${fifo} > ${got} &) ; node bin/kproxc compile ${GOOD} -o ${fifo}`;
+    const r = spawnSync('sh', ['-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(0);
+    expect(fs.statSync(fifo).isFIFO()).toBe(true);
+    expect(fs.readFileSync(got, 'utf8')).toMatch(/^add table ip kube-proxy\n/);
+    expect(leftovers()).toEqual([]);
+  });
+
   it('a directory in the way is refused and stays as it was', async () => {
     const out = path.join(dir, 'ruleset.nft');
     fs.mkdirSync(out);

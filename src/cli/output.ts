@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UsageError } from '../diag/diagnostic.js';
+import { displayText, UsageError } from '../diag/diagnostic.js';
 
 /** The mode of the file being replaced, so replacing it does not change who may read it. */
 function modeOf(file: string): number {
@@ -15,7 +15,28 @@ function modeOf(file: string): number {
   }
 }
 
+/** Where the data goes: through symbolic links to the file they name (the link stays a link). */
+function target(file: string): { path: string; regular: boolean } {
+  try {
+    const real = fs.realpathSync(file);
+    return { path: real, regular: fs.statSync(real).isFile() };
+  } catch {
+    return { path: file, regular: true }; // a new file
+  }
+}
+
 export function writeAtomically(file: string, data: string): void {
+  const t = target(file);
+  if (!t.regular) {
+    // A device, pipe or socket (-o /dev/stdout) is written to, never replaced by a file.
+    try {
+      fs.writeFileSync(t.path, data);
+      return;
+    } catch (e) {
+      throw new UsageError(`-o ${displayText(file)}: cannot write: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    }
+  }
+  file = t.path;
   const dir = path.dirname(path.resolve(file));
   // A fresh name, opened with O_EXCL: never an existing file, nor a link planted there.
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
@@ -31,6 +52,6 @@ export function writeAtomically(file: string, data: string): void {
     if (fd !== undefined) fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
     const code = (e as NodeJS.ErrnoException).code ?? String(e);
-    throw new UsageError(`-o ${file}: cannot write: ${code}`);
+    throw new UsageError(`-o ${displayText(file)}: cannot write: ${code}`);
   }
 }
