@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run fuzz [-- --runs N --seed S --no-nft]: mutated snapshots (scripts/fuzz/) through the
-// built CLI in-process. Every run must exit 0 with a ruleset that touches only our tables
+// built CLI in-process (every fourth also with --backend ovs, which must agree on exit 0 or 2). Every run must exit 0 with a ruleset that touches only our tables
 // (and loads into real nft, in a private network namespace), or exit 2 with nothing on
 // standard output and positioned diagnostics. Prints counts, and each failure with its
 // input (also written to a temporary directory). Exits 1 when anything failed.
@@ -27,11 +27,11 @@ const BATCH = 50; // clusters generated per fast-check sample
 const PER_CLUSTER = 4; // mutations of each cluster (generating one costs more than compiling it)
 const LOAD_BATCH = 50; // rulesets per nft transaction
 
-async function compile(text) {
+async function compile(text, backend = 'nftables') {
   let stdout = '';
   let stderr = '';
   try {
-    const code = await run(['compile', '-'], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => text });
+    const code = await run(['compile', '-', '--backend', backend], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => text });
     return { code, stdout, stderr };
   } catch (e) {
     return { code: -1, stdout, stderr, threw: String(e?.stack ?? e) };
@@ -57,7 +57,7 @@ function netns() {
   };
 }
 
-const counts = { runs: 0, exit0: 0, exit2: 0, failures: 0, loaded: 0, loadBatches: 0 };
+const counts = { runs: 0, exit0: 0, exit2: 0, failures: 0, loaded: 0, loadBatches: 0, ovs: 0 };
 const byOp = {};
 const failures = [];
 let failDir;
@@ -107,6 +107,13 @@ for (let batch = 0; counts.runs < RUNS; batch++) {
     } else if (r.code === 2) counts.exit2++;
     const problem = judge(text, r);
     if (problem) fail(problem, text, where);
+    // Every fourth input also through the OVS backend: the same input checks, its own writer.
+    if (counts.runs % 4 === 0) {
+      const o = await compile(text, 'ovs');
+      counts.ovs++;
+      const ovsProblem = judge(text, o, 'ovs') ?? (o.code !== r.code ? `exit ${o.code} with --backend ovs, ${r.code} with nftables` : null);
+      if (ovsProblem) fail(ovsProblem, text, `${where}, --backend ovs`);
+    }
     else if (r.code === 0) {
       const h = createHash('sha256').update(r.stdout).digest('hex');
       if (!seenOutputs.has(h)) {
@@ -127,7 +134,7 @@ flushLoads();
 
 const seconds = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`fuzz: seed ${SEED}, ${counts.runs} mutated inputs in ${seconds} s`);
-console.log(`  exit 0 (still valid): ${counts.exit0}; exit 2 (rejected): ${counts.exit2}`);
+console.log(`  exit 0 (still valid): ${counts.exit0}; exit 2 (rejected): ${counts.exit2}; also through --backend ovs: ${counts.ovs}`);
 console.log(`  distinct valid outputs loaded into nft: ${USE_NFT ? `${counts.loaded} in ${counts.loadBatches} transactions` : 'skipped (--no-nft)'}`);
 console.log(`  by mutation: ${Object.entries(byOp).map(([op, c]) => `${op} ${c.runs} (${c.exit0} valid)`).join(', ')}`);
 console.log(`  failures: ${counts.failures}${counts.failures ? ` (inputs in ${failDir})` : ''}`);

@@ -14,17 +14,21 @@ export function serialize(objects, format) {
   }
 }
 
-// Every line a successful compile prints: an operation on our own tables, nothing else.
-const OUTPUT_LINE = /^(add|delete|flush) (table|chain|rule|set|map|element) (ip|ip6) kube-proxy( |$)/;
+// Every line a successful compile prints: for nft an operation on our own tables, nothing
+// else; for ovs-ofctl a flow or group command in the few characters OpenFlow matches use.
+const OUTPUT_LINE = {
+  nftables: /^(add|delete|flush) (table|chain|rule|set|map|element) (ip|ip6) kube-proxy( |$)/,
+  ovs: /^(flow|group) (add|delete)( [A-Za-z0-9_=,.:/()>+[\] -]*)?$/,
+};
 // A diagnostic: FILE:LINE:COL: ... (the input comes on standard input).
-const DIAGNOSTIC = /^<stdin>:(\d+):(\d+): /;
+const DIAGNOSTIC = /^"<stdin>":(\d+):(\d+): /;
 
 /**
- * What a run of `kproxc compile -` on `text` did wrong, or null. Exit 0 must print a ruleset
+ * What a run of `kproxc compile -` (with `backend`) on `text` did wrong, or null. Exit 0 must print a ruleset
  * that only touches our tables and warn at most; exit 2 must print nothing on standard output
  * and one positioned diagnostic per line; anything else (70, a throw) is a bug.
  */
-export function judge(text, r) {
+export function judge(text, r, backend = 'nftables') {
   if (r.threw) return `threw: ${r.threw}`;
   if (/\n\s+at /.test(r.stderr)) return 'stack trace on standard error';
   const lines = r.stderr.split('\n').filter((l) => l !== '');
@@ -38,8 +42,8 @@ export function judge(text, r) {
   if (r.code === 0) {
     if (lines.some((l) => !/: warning: /.test(l))) return 'exit 0 with an error on standard error';
     if (r.stdout === '') return 'exit 0 with no output';
-    const bad = r.stdout.split('\n').find((l) => l !== '' && !OUTPUT_LINE.test(l));
-    if (bad !== undefined) return `output line outside our tables: ${bad.slice(0, 200)}`;
+    const bad = r.stdout.split('\n').find((l) => l !== '' && !OUTPUT_LINE[backend].test(l));
+    if (bad !== undefined) return `output line that is not ours: ${bad.slice(0, 200)}`;
     if (!r.stdout.endsWith('\n')) return 'output does not end with a newline';
     return null;
   }

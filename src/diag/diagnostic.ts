@@ -28,7 +28,7 @@ export function quoteText(s: string): string {
 
 /** Text from the input as a diagnostic shows it: as it is when plain, else quoted, so it stays one line. */
 export function displayText(s: string): string {
-  return s.length <= SHOWN_MAX && /^[A-Za-z0-9._/:@<>-]*$/.test(s) ? s : quoteText(s);
+  return s.length <= SHOWN_MAX && /^[A-Za-z0-9._/:@-]*$/.test(s) ? s : quoteText(s);
 }
 
 /**
