@@ -1,16 +1,57 @@
-// Output files are replaced atomically: written to a temporary file beside the target,
-// then renamed over it, so a failed run never leaves a partial ruleset behind.
+// Output files are replaced atomically: written to a new temporary file beside the target,
+// flushed, then renamed over it, so a failed run never leaves a partial ruleset behind
+// and a reader sees the old file or the new one, never a mix.
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { displayText, UsageError } from '../diag/diagnostic.js';
+
+/** The mode of the file being replaced, so replacing it does not change who may read it. */
+function modeOf(file: string): number {
+  try {
+    return fs.statSync(file).mode & 0o7777;
+  } catch {
+    return 0o644;
+  }
+}
+
+/** Where the data goes: through symbolic links to the file they name (the link stays a link). */
+function target(file: string): { path: string; regular: boolean } {
+  try {
+    const real = fs.realpathSync(file);
+    return { path: real, regular: fs.statSync(real).isFile() };
+  } catch {
+    return { path: file, regular: true }; // a new file
+  }
+}
 
 export function writeAtomically(file: string, data: string): void {
+  const t = target(file);
+  if (!t.regular) {
+    // A device, pipe or socket (-o /dev/stdout) is written to, never replaced by a file.
+    try {
+      fs.writeFileSync(t.path, data);
+      return;
+    } catch (e) {
+      throw new UsageError(`-o ${displayText(file)}: cannot write: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    }
+  }
+  file = t.path;
   const dir = path.dirname(path.resolve(file));
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
+  // A fresh name, opened with O_EXCL: never an existing file, nor a link planted there.
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  let fd: number | undefined;
   try {
-    fs.writeFileSync(tmp, data, { mode: 0o644 });
+    fd = fs.openSync(tmp, 'wx', modeOf(file));
+    fs.writeFileSync(fd, data);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = undefined;
     fs.renameSync(tmp, file);
   } catch (e) {
+    if (fd !== undefined) fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
-    throw e;
+    const code = (e as NodeJS.ErrnoException).code ?? String(e);
+    throw new UsageError(`-o ${displayText(file)}: cannot write: ${code}`);
   }
 }

@@ -10,7 +10,7 @@ import { REJECT_CHAIN, servicePortChains, type ServicePortChains } from './names
 export interface ServicePortPlan {
   sp: ServicePort;
   chains: ServicePortChains;
-  /** "ns/name:port", the comment on no-endpoint and firewall elements. */
+  /** "ns/name:port", the comment on no-endpoint and firewall elements (cut to COMMENT_MAX). */
   nameString: string;
   endpoints: Categorized;
   usesClusterPolicyChain: boolean;
@@ -29,6 +29,13 @@ export interface ServicePortPlan {
   /** Allowed sources for load-balancer IPs (source ranges, plus the VIPs when the node is inside). */
   firewallSources: AllowedSource[];
 }
+
+/**
+ * nft refuses a comment of more than 128 characters ("comment too long", nft 1.0.6), and a
+ * valid namespace, Service name and port name (63 each) make 191; the comment is only a
+ * label, so it is cut rather than failing the whole ruleset.
+ */
+export const COMMENT_MAX = 128;
 
 export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPlan {
   const chains = servicePortChains(sp.id);
@@ -58,7 +65,7 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
   return {
     sp,
     chains,
-    nameString: servicePortNameString(sp.id),
+    nameString: servicePortNameString(sp.id).slice(0, COMMENT_MAX),
     endpoints,
     usesClusterPolicyChain,
     usesLocalPolicyChain,
