@@ -30,7 +30,8 @@ export function loadModel(files: InputFile[], opts: CompileOptions, strict = fal
   // Without a parse, "no node" and the like would only be noise next to the real problem.
   const parseFailed = parsed.diagnostics.some((d) => d.severity === 'error');
   const built = parseFailed ? null : buildModel(decoded, opts, files, diags);
-  const errors = diags.filter((d) => d.severity === 'error' || strict);
+  // --strict: every warning fails the run, and is shown as the error it has become.
+  const errors = diags.filter((d) => d.severity === 'error' || strict).map((d) => ({ ...d, severity: 'error' as const }));
   if (errors.length > 0 || !built) throw new UserInputError(errors.length ? errors : diags);
   return { families: built.families, nodeName: built.nodeName, warnings: diags };
 }

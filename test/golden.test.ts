@@ -54,7 +54,7 @@ describe('golden nftables output', () => {
 });
 
 describe('error fixtures', () => {
-  const errorCases = listFixtures(path.join(FIXTURES, '_error_'));
+  const errorCases = listFixtures(path.join(FIXTURES, '_error_'), true);
   it('has error fixtures', () => {
     expect(errorCases.length).toBeGreaterThan(5);
   });

@@ -115,7 +115,7 @@ describe('compile --backend ovs on the command line', () => {
   });
 
   // Bad input is found before any backend runs: the same diagnostics as for nftables.
-  for (const f of listFixtures(path.join(FIXTURES, '_error_'))) {
+  for (const f of listFixtures(path.join(FIXTURES, '_error_'), true)) {
     it(`reports ${f.name} as the nftables backend does, without a bundle`, async () => {
       const r = await kproxc(['compile', '--backend', 'ovs', path.relative(ROOT, f.file), ...f.args]);
       expect(r.stdout).toBe('');

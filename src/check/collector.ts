@@ -1,22 +1,50 @@
 // A per-object problem reporter: rules push problems with a field path, and the collector
-// turns them into positioned diagnostics.
-import type { Diagnostic, Severity } from '../diag/diagnostic.js';
+// turns them into positioned diagnostics. It counts the object's errors, so a decoder
+// keeps an object only when none was found, and it stays quiet below a field the schema
+// already refused (one problem, one line).
+import { quoteText, type Diagnostic, type Severity } from '../diag/diagnostic.js';
 import type { FieldPath, SourceObject } from '../input/source.js';
 import { formatCIDR, formatIP, isIPv4Mapped, parseCIDR, parseIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 import { fieldPathText } from '../schema/validate.js';
+import { specialIPProblem } from './ip-rules.js';
+
+export interface IPRule {
+  /** The family the field requires (an EndpointSlice's addressType, a Service's ipFamilies). */
+  family?: IPFamily;
+  /** Refuse unspecified, loopback and link-local addresses, as the API server does for endpoints and external IPs. */
+  nonSpecial?: boolean;
+}
+
+function startsWith(path: FieldPath, prefix: FieldPath): boolean {
+  return prefix.length <= path.length && prefix.every((k, i) => String(k) === String(path[i]));
+}
 
 export class Reporter {
+  /** Errors reported for this object, including those the schema found and those kept quiet. */
+  errors: number;
+
   constructor(
     readonly diagnostics: Diagnostic[],
     readonly source: SourceObject,
     readonly kind: string,
     readonly object: string | undefined,
-  ) {}
+    /** Fields the schema refused; problems at or below them are already reported. */
+    readonly refused: FieldPath[] = [],
+  ) {
+    this.errors = refused.length;
+  }
 
-  report(path: FieldPath, message: string, severity: Severity = 'error'): void {
+  get ok(): boolean {
+    return this.errors === 0;
+  }
+
+  /** `atKey` points at the key of the last map entry of the path (a bad label key) rather than its value. */
+  report(path: FieldPath, message: string, severity: Severity = 'error', atKey = false): void {
+    if (severity === 'error') this.errors++;
+    if (this.refused.some((p) => startsWith(path, p))) return;
     this.diagnostics.push({
       severity,
-      pos: this.source.locate(path),
+      pos: this.source.locate(path, { key: atKey }),
       kind: this.kind,
       object: this.object,
       field: path.length ? fieldPathText(path) : undefined,
@@ -28,34 +56,57 @@ export class Reporter {
     this.report(path, message, 'warning');
   }
 
+  /** A string field, or a problem: the schema should have caught it, but a value that is not text is never read as text. */
+  text(path: FieldPath, value: unknown): string | null {
+    if (typeof value === 'string') return value;
+    this.report(path, 'must be of type string');
+    return null;
+  }
+
   /** An IP address in canonical form, of the given family when one is required. */
-  ip(path: FieldPath, text: string, family?: IPFamily): IP | null {
+  ip(path: FieldPath, value: unknown, rule: IPRule = {}): IP | null {
+    const text = this.text(path, value);
+    if (text === null) return null;
     const ip = parseIP(text);
     if (!ip || isIPv4Mapped(ip)) {
-      this.report(path, `${JSON.stringify(text)} is not a valid IP address`);
+      this.report(path, `${quoteText(text)} is not a valid IP address`);
       return null;
     }
     const canonical = formatIP(ip);
     if (canonical !== text) {
-      this.report(path, `${JSON.stringify(text)} is not in canonical form (write ${canonical})`);
+      this.report(path, `${quoteText(text)} is not in canonical form (write ${canonical})`);
       return null;
     }
-    if (family && ip.family !== family) {
-      this.report(path, `${text} is an IPv${ip.family} address where IPv${family} is required`);
+    if (rule.family && ip.family !== rule.family) {
+      this.report(path, `${canonical} is an IPv${ip.family} address where IPv${rule.family} is required`);
+      return null;
+    }
+    const special = rule.nonSpecial ? specialIPProblem(ip) : null;
+    if (special) {
+      this.report(path, `${canonical} ${special}`);
       return null;
     }
     return ip;
   }
 
-  /** A CIDR; with `strict`, the address must be the network itself. */
-  cidr(path: FieldPath, text: string, strict: boolean): CIDR | null {
+  /** A CIDR in canonical form; with `strict`, the address must be the network itself. */
+  cidr(path: FieldPath, value: unknown, strict: boolean): CIDR | null {
+    const text = this.text(path, value);
+    if (text === null) return null;
     const parsed = parseCIDR(text);
     if (!parsed || isIPv4Mapped(parsed.cidr.addr)) {
-      this.report(path, `${JSON.stringify(text)} is not a valid CIDR`);
+      this.report(path, `${quoteText(text)} is not a valid CIDR`);
       return null;
     }
     if (strict && parsed.hostBitsSet) {
       this.report(path, `${text} has host bits set (the network is ${formatCIDR(parsed.cidr)})`);
+      return null;
+    }
+    // The address part must be canonical too; only the host bits may differ from the network.
+    const slash = text.indexOf('/');
+    const addr = parseIP(text.slice(0, slash))!;
+    if (formatIP(addr) !== text.slice(0, slash)) {
+      this.report(path, `${quoteText(text)} is not in canonical form (write ${formatIP(addr)}${text.slice(slash)})`);
       return null;
     }
     return parsed.cidr;

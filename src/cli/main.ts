@@ -154,6 +154,18 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   return code;
 }
 
+/**
+ * An error that is our bug: one line asking for a report (the stack only with --debug),
+ * the message cut to that line so that no input text can stretch it.
+ */
+export function internalErrorText(e: unknown, debug: boolean): string {
+  const err = e instanceof Error ? e : undefined;
+  const stack = debug ? `${err?.stack ?? String(e)}\n` : '';
+  const what = err ? (e instanceof InternalError ? err.message : `${err.name}: ${err.message}`) : String(e);
+  const line = what.replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, 300);
+  return `${stack}kproxc: internal error (a bug in kproxc; please report it with the input that caused it): ${line}\n`;
+}
+
 function handleError(io: Io, e: unknown, debug: boolean): number {
   if (e instanceof UserInputError) {
     printDiagnostics(io, e.diagnostics);
@@ -167,9 +179,6 @@ function handleError(io: Io, e: unknown, debug: boolean): number {
     // help and version exit 0; everything else is a usage error commander already printed.
     return e.exitCode === 0 ? EXIT_OK : EXIT_USER;
   }
-  const err = e as Error;
-  if (debug) io.stderr(`${err?.stack ?? String(e)}\n`);
-  const what = e instanceof InternalError ? err.message : `${err?.name ?? 'Error'}: ${err?.message ?? String(e)}`;
-  io.stderr(`kproxc: internal error (a bug in kproxc; please report it with the input that caused it): ${what}\n`);
+  io.stderr(internalErrorText(e, debug));
   return EXIT_BUG;
 }

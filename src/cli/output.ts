@@ -1,28 +1,75 @@
-// Output files are replaced atomically: written to a temporary file beside the target,
-// then renamed over it, so a failed run never leaves a partial ruleset behind.
+// Output files are replaced atomically: written to a new temporary file beside the target,
+// flushed, then renamed over it, so a failed run never leaves a partial ruleset behind
+// and a reader sees the old file or the new one, never a mix.
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { displayText, UsageError } from '../diag/diagnostic.js';
 
-export function writeAtomically(file: string, data: string | readonly Uint8Array[]): void {
-  const dir = path.dirname(path.resolve(file));
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
+/** The mode of the file being replaced, so replacing it does not change who may read it. */
+function modeOf(file: string): number {
   try {
-    if (typeof data === 'string') fs.writeFileSync(tmp, data, { mode: 0o644 });
-    else writeChunks(tmp, data);
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
+    return fs.statSync(file).mode & 0o7777;
+  } catch {
+    return 0o644;
   }
 }
 
-function writeChunks(file: string, chunks: readonly Uint8Array[]): void {
-  const fd = fs.openSync(file, 'w', 0o644);
+/** Where the data goes: through symbolic links to the file they name (the link stays a link). */
+function target(file: string): { path: string; regular: boolean } {
   try {
-    for (const c of chunks) {
-      for (let done = 0; done < c.byteLength; ) done += fs.writeSync(fd, c, done);
+    const real = fs.realpathSync(file);
+    return { path: real, regular: fs.statSync(real).isFile() };
+  } catch {
+    return { path: file, regular: true }; // a new file
+  }
+}
+
+/** Text, or the same as chunks of UTF-8 bytes (a large ruleset). */
+export type OutputData = string | readonly Uint8Array[];
+
+function writeData(fd: number, data: OutputData): void {
+  if (typeof data === 'string') {
+    fs.writeFileSync(fd, data);
+    return;
+  }
+  for (const c of data) {
+    for (let done = 0; done < c.byteLength; ) done += fs.writeSync(fd, c, done);
+  }
+}
+
+export function writeAtomically(file: string, data: OutputData): void {
+  const t = target(file);
+  if (!t.regular) {
+    // A device, pipe or socket (-o /dev/stdout) is written to, never replaced by a file.
+    try {
+      const fd = fs.openSync(t.path, 'w');
+      try {
+        writeData(fd, data);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return;
+    } catch (e) {
+      throw new UsageError(`-o ${displayText(file)}: cannot write: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
     }
-  } finally {
+  }
+  file = t.path;
+  const dir = path.dirname(path.resolve(file));
+  // A fresh name, opened with O_EXCL: never an existing file, nor a link planted there.
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(tmp, 'wx', modeOf(file));
+    writeData(fd, data);
+    fs.fsyncSync(fd);
     fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    const code = (e as NodeJS.ErrnoException).code ?? String(e);
+    throw new UsageError(`-o ${displayText(file)}: cannot write: ${code}`);
   }
 }

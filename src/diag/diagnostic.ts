@@ -18,18 +18,34 @@ export interface Diagnostic {
   message: string;
 }
 
-/** FILE:LINE:COL: Kind namespace/name: field.path: message (parts that are unknown are left out). */
-/** Text from the input is shown as it is when plain, else quoted, so that a diagnostic stays one line. */
-export function displayText(s: string): string {
-  return /^[A-Za-z0-9._/:@-]*$/.test(s) ? s : JSON.stringify(s);
+/** Longest text from the input shown in a diagnostic; the rest is elided. */
+const SHOWN_MAX = 100;
+
+/** Text from the input quoted, and elided when long. */
+export function quoteText(s: string): string {
+  return s.length > SHOWN_MAX ? `${JSON.stringify(s.slice(0, SHOWN_MAX))}...` : JSON.stringify(s);
 }
 
+/** Text from the input as a diagnostic shows it: as it is when plain, else quoted, so it stays one line. */
+export function displayText(s: string): string {
+  return s.length <= SHOWN_MAX && /^[A-Za-z0-9._/:@-]*$/.test(s) ? s : quoteText(s);
+}
+
+/**
+ * Control characters (line breaks, terminal escapes) escaped, so that a message that
+ * quotes input stays one line and cannot drive the terminal.
+ */
+function oneLine(s: string): string {
+  return s.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, (c) => (c === '\n' || c === '\r' ? ' ' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
+/** FILE:LINE:COL: Kind namespace/name: field.path: message (parts that are unknown are left out). */
 export function formatDiagnostic(d: Diagnostic): string {
   const parts = [`${displayText(d.pos.file)}:${d.pos.line}:${d.pos.col}`];
   if (d.kind) parts.push(d.object !== undefined ? `${displayText(d.kind)} ${displayText(d.object)}` : displayText(d.kind));
   if (d.field) parts.push(d.field);
   const prefix = d.severity === 'warning' ? 'warning: ' : '';
-  return `${parts.join(': ')}: ${prefix}${d.message.replace(/[\r\n]+/g, ' ')}`;
+  return oneLine(`${parts.join(': ')}: ${prefix}${d.message}`);
 }
 
 /** Sorted by file, line, column, then text, so the order of problems is stable. */

@@ -39,9 +39,13 @@ function keysInText(text: string): number {
   return keys;
 }
 
-/** Counts the keys of every object; null when a key or the nesting is outside the fast path. */
-function keysInValue(root: unknown): number | null {
+/**
+ * Counts the keys of every object, and whether some key's value is null; null when a key or
+ * the nesting is outside the fast path.
+ */
+function keysInValue(root: unknown): { keys: number; nullField: boolean } | null {
   let keys = 0;
+  let nullField = false;
   const stack: unknown[] = [root];
   const depths: number[] = [0];
   while (stack.length > 0) {
@@ -62,14 +66,15 @@ function keysInValue(root: unknown): number | null {
       if (k.length > MAX_KEY_LENGTH || k === '__proto__') return null;
       keys++;
       const x = (v as Record<string, unknown>)[k];
-      if (x !== null && typeof x === 'object') {
+      if (x === null) nullField = true;
+      else if (typeof x === 'object') {
         stack.push(x);
         depths.push(depth + 1);
       }
     }
     if (Object.prototype.hasOwnProperty.call(v, '__proto__')) return null;
   }
-  return keys;
+  return { keys, nullField };
 }
 
 /**
@@ -77,7 +82,7 @@ function keysInValue(root: unknown): number | null {
  * when the text should be read by the full parser (not JSON, a repeated key, not an object,
  * or anything else YAML might read differently).
  */
-export function fastJson(text: string): Record<string, unknown> | null {
+export function fastJson(text: string): { value: Record<string, unknown>; nullField: boolean } | null {
   if (NOT_FAST_CHARS.test(text)) return null;
   let value: unknown;
   try {
@@ -86,8 +91,8 @@ export function fastJson(text: string): Record<string, unknown> | null {
     return null;
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
-  const keys = keysInValue(value);
+  const counted = keysInValue(value);
   // Fewer keys in the value than in the text: some key was given twice.
-  if (keys === null || keys !== keysInText(text)) return null;
-  return value as Record<string, unknown>;
+  if (counted === null || counted.keys !== keysInText(text)) return null;
+  return { value: value as Record<string, unknown>, nullField: counted.nullField };
 }

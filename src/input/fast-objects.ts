@@ -3,19 +3,21 @@
 // the positioned parser, and the offsets found there are moved to the file's lines.
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import type { Position } from '../diag/diagnostic.js';
-import { readFast, type Fragment } from './fast-parse.js';
+import { readFast, type FastDocument, type Fragment } from './fast-parse.js';
 import { LineIndex } from './positions.js';
 import type { FieldPath, InputFile, SourceObject } from './source.js';
 
 type LinePos = Pick<LineCounter, 'linePos'>;
-type Locate = (field: FieldPath) => Position;
+type Locate = SourceObject['locate'];
 
-/** What the fast path borrows from source.ts, so that positions and values are found the same way. */
+/** What the fast path borrows from source.ts, so that positions and values come out the same. */
 export interface SlowReader {
   /** The locate() of an object at `base` inside a document parsed with positions. */
   locator(doc: Document, lines: LinePos, file: string, base: FieldPath): Locate;
-  /** One document's text read by the full parser: its parsed document and value, or null on any problem. */
+  /** One YAML document's text read by the full parser: its document and value, or null on any problem. */
   document(text: string, file: string): { doc: Document.Parsed; value: unknown } | null;
+  /** What parseFiles does to every value after reading it (null fields are absent ones). */
+  dropNulls(value: unknown): void;
 }
 
 /** The piece's text parsed with positions, on first use. */
@@ -31,10 +33,10 @@ function lazyDocument(f: InputFile, start: number, end: number): () => Document 
  */
 function lazyLocate(f: InputFile, lines: LineIndex, start: number, docOf: () => Document, base: FieldPath, slow: SlowReader): Locate {
   let locate: Locate | null = null;
-  return (field) => {
+  return (field, opts) => {
     const path = [...field];
     let pos: Position | null = null;
-    const resolve = () => (pos ??= (locate ??= slow.locator(docOf(), lines.from(start), f.name, base))(path));
+    const resolve = () => (pos ??= (locate ??= slow.locator(docOf(), lines.from(start), f.name, base))(path, opts));
     return {
       file: f.name,
       get line() {
@@ -47,10 +49,24 @@ function lazyLocate(f: InputFile, lines: LineIndex, start: number, docOf: () => 
   };
 }
 
+/** A document's value and where its objects stand, or null when the whole file must go to the full parser. */
+function documentOf(f: InputFile, lines: LineIndex, d: FastDocument, slow: SlowReader) {
+  if (d.value === undefined) {
+    // Outside the fast reader's subset: this document alone through the full parser.
+    const read = slow.document(f.text.slice(d.start, d.end), f.name);
+    if (!read) return null;
+    const locate = (base: FieldPath) => slow.locator(read.doc, lines.from(d.start), f.name, base);
+    return { value: read.value, locate, item: () => null };
+  }
+  if (d.nullField) slow.dropNulls(d.value);
+  const docOf = lazyDocument(f, d.start, d.end);
+  return { value: d.value, locate: (base: FieldPath) => lazyLocate(f, lines, d.start, docOf, base, slow), item: d.item };
+}
+
 /**
  * The objects of a file through the fast path, or null when the file must be read by the
- * full parser as a whole (some document has a problem to report, or is outside what the
- * fast path can place exactly).
+ * full parser as a whole: some document has a problem to report (with its position), or
+ * is outside what the fast path can place exactly.
  */
 export function readFastObjects(f: InputFile, fileIndex: number, slow: SlowReader): SourceObject[] | null {
   const docs = readFast(f.text, /\.json$/.test(f.name));
@@ -58,36 +74,25 @@ export function readFastObjects(f: InputFile, fileIndex: number, slow: SlowReade
   const lines = new LineIndex(f.text);
   const objects: SourceObject[] = [];
   for (let docIndex = 0; docIndex < docs.length; docIndex++) {
-    const d = docs[docIndex];
-    let value = d.value;
-    let docLocate: (base: FieldPath) => Locate;
-    let itemPiece: (i: number) => Fragment | null = d.item;
-    if (value === undefined) {
-      // Outside the fast reader's subset: this document alone through the full parser.
-      const read = slow.document(f.text.slice(d.start, d.end), f.name);
-      if (!read) return null;
-      value = read.value;
-      docLocate = (base) => slow.locator(read.doc, lines.from(d.start), f.name, base);
-      itemPiece = () => null;
-    } else {
-      const docOf = lazyDocument(f, d.start, d.end);
-      docLocate = (base) => lazyLocate(f, lines, d.start, docOf, base, slow);
-    }
+    const d = documentOf(f, lines, docs[docIndex], slow);
+    if (!d) return null;
+    const value = d.value;
     if (value === null || value === undefined) continue; // an empty document
-    // Anything that is not a mapping is reported by the full parser, with its position.
+    // What is not a Kubernetes object (or List of them) is reported by the full parser.
     if (typeof value !== 'object' || Array.isArray(value)) return null;
     const obj = value as Record<string, unknown>;
-    if (obj.kind === 'List' && Array.isArray(obj.items)) {
-      const items = obj.items as unknown[];
-      for (let i = 0; i < items.length; i++) {
-        if (items[i] === null || items[i] === undefined) continue;
-        const piece = itemPiece(i);
-        const locate = piece ? lazyLocate(f, lines, piece.start, lazyDocument(f, piece.start, piece.end), piece.base, slow) : docLocate(['items', i]);
-        objects.push({ file: f.name, value: items[i], locate, order: [fileIndex, docIndex, i] });
-      }
+    if (obj.kind !== 'List') {
+      objects.push({ file: f.name, value, locate: d.locate([]), order: [fileIndex, docIndex, 0] });
       continue;
     }
-    objects.push({ file: f.name, value, locate: docLocate([]), order: [fileIndex, docIndex, 0] });
+    if (obj.items !== undefined && !Array.isArray(obj.items)) return null;
+    const items = (obj.items ?? []) as unknown[];
+    for (let i = 0; i < items.length; i++) {
+      if (items[i] === null || items[i] === undefined) continue;
+      const piece: Fragment | null = d.item(i);
+      const locate = piece ? lazyLocate(f, lines, piece.start, lazyDocument(f, piece.start, piece.end), piece.base, slow) : d.locate(['items', i]);
+      objects.push({ file: f.name, value: items[i], locate, order: [fileIndex, docIndex, i] });
+    }
   }
   return objects;
 }

@@ -22,6 +22,8 @@ export interface FastDocument {
   value: unknown;
   /** Why the fast path left it (for tests). */
   notFast?: string;
+  /** Whether some mapping in it holds a null value. */
+  nullField?: boolean;
   /** The text of item i of a List document, where the fast path knows it. */
   item(i: number): Fragment | null;
 }
@@ -77,7 +79,7 @@ function readYamlDocuments(text: string): FastDocument[] | null {
       const value = reader.read();
       const items = reader.listItems;
       const item = items ? (i: number) => (i + 1 < items.length ? { start: items[i], end: items[i + 1], base: [0] } : null) : noItems;
-      docs.push({ start, end, value, item });
+      docs.push({ start, end, value, item, nullField: reader.nullField });
     } catch (e) {
       if (!(e instanceof NotFast)) throw e;
       docs.push({ start, end, value: undefined, notFast: e.message, item: noItems });
@@ -87,15 +89,15 @@ function readYamlDocuments(text: string): FastDocument[] | null {
 }
 
 function readJsonDocument(text: string): FastDocument[] | null {
-  const value = fastJson(text);
-  if (value === null) return null;
+  const read = fastJson(text);
+  if (read === null) return null;
   let items: [number, number][] | null | undefined;
   const item = (i: number): Fragment | null => {
     items ??= jsonListItems(text);
     const r = items?.[i];
     return r ? { start: r[0], end: r[1], base: [] } : null;
   };
-  return [{ start: 0, end: text.length, value, item }];
+  return [{ start: 0, end: text.length, value: read.value, item, nullField: read.nullField }];
 }
 
 /**

@@ -135,6 +135,8 @@ export class BlockReader {
    * each item, then the offset where the last one ends.
    */
   listItems: number[] | null = null;
+  /** Whether some mapping holds a null value (which the caller may want to drop). */
+  nullField = false;
 
   constructor(
     private readonly s: string,
@@ -264,6 +266,7 @@ export class BlockReader {
         else if (this.col === indent) value = this.isDashItem(this.cs) ? this.blockSeq(indent, root && key === 'items') : null;
         else value = this.blockNode(root && key === 'items');
       } else value = this.inline(v, indent);
+      if (value === null) this.nullField = true;
       setKey(obj, key, value);
       if (this.eof || this.col < indent) break;
       if (this.col > indent) throw new NotFast('more indented line after a mapping value');
@@ -322,6 +325,7 @@ export class BlockReader {
       const flow = new FlowReader(s, p, le, this.depth);
       value = flow.node();
       after = flow.pos;
+      if (flow.nullField) this.nullField = true;
     } else if (c === 0x7c) {
       return this.literal(p, parentIndent);
     } else if (!isPlainStart(c) || (c === DASH && (p + 1 === le || s.charCodeAt(p + 1) === SPACE))) {
@@ -387,6 +391,7 @@ export class BlockReader {
 /** A flow collection (or scalar inside one) that opens and closes on one line. */
 class FlowReader {
   pos: number;
+  nullField = false;
 
   constructor(
     private readonly s: string,
@@ -474,7 +479,9 @@ class FlowReader {
       this.skip();
       const d = this.s.charCodeAt(this.pos);
       if (d === 0x2c || d === 0x7d) throw new NotFast('flow mapping entry without a value');
-      setKey(obj, key, this.node());
+      const value = this.node();
+      if (value === null) this.nullField = true;
+      setKey(obj, key, value);
     } while (this.next(0x7d));
     return obj;
   }

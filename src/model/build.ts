@@ -2,6 +2,7 @@
 // kube-proxy's configuration, Service ports and their endpoints.
 import { UsageError, type Diagnostic } from '../diag/diagnostic.js';
 import type { InputFile } from '../input/source.js';
+import { dnsSubdomainProblem } from '../check/names.js';
 import { cidrContains, formatIP, isLoopback, isZeroCIDR, parseCIDR, parseIP, compareIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 import type { Decoded, DecodedEndpointSet, DecodedNode, DecodedProxyConfig } from './decode.js';
 import type { CompileOptions } from './options.js';
@@ -27,9 +28,19 @@ interface NodeChoice {
   node?: DecodedNode;
 }
 
+function nameList(names: string[]): string {
+  return names.length <= 5 ? names.join(', ') : `${names.slice(0, 5).join(', ')} and ${names.length - 5} more`;
+}
+
 function chooseNode(d: Decoded, config: DecodedProxyConfig | undefined, opts: CompileOptions, files: InputFile[], diags: Diagnostic[]): NodeChoice | null {
+  if (opts.node !== undefined) {
+    const problem = dnsSubdomainProblem(opts.node);
+    if (problem) throw new UsageError(`--node: ${problem}`);
+  }
   const name = opts.node ?? config?.hostnameOverride ?? (d.nodes.length === 1 ? d.nodes[0].node.name : undefined);
   if (name === undefined) {
+    // A Node with problems of its own is already reported; its absence here is no news.
+    if (d.invalidNodes > 0 && d.nodes.length <= 1) return null;
     if (d.nodes.length === 0) {
       diags.push({
         severity: 'error',
@@ -37,13 +48,14 @@ function chooseNode(d: Decoded, config: DecodedProxyConfig | undefined, opts: Co
         message: 'no node to compile for: the snapshot holds no Node; name one with --node (or hostnameOverride)',
       });
     } else {
-      const second = d.nodes[1].obj.source;
+      // A problem of the snapshot as a whole, shown at the second Node's document.
+      const second = d.nodes[1];
       diags.push({
         severity: 'error',
-        pos: second.locate(['metadata', 'name']),
+        pos: second.obj.source.locate([]),
         kind: 'Node',
-        object: d.nodes[1].node.name,
-        message: `the snapshot holds ${d.nodes.length} Nodes (${d.nodes.map((n) => n.node.name).join(', ')}); choose one with --node`,
+        object: second.node.name,
+        message: `the snapshot holds ${d.nodes.length} Nodes (${nameList(d.nodes.map((n) => n.node.name))}); choose one with --node`,
       });
     }
     return null;
@@ -106,6 +118,7 @@ function settings(config: DecodedProxyConfig | undefined, opts: CompileOptions, 
     s.nodePortCIDRs = list.length === 1 && list[0] === 'primary' ? [] : parseFlagCIDRs('--node-port-addresses', list);
   } else if (config?.nodePortCIDRs) s.nodePortCIDRs = config.nodePortCIDRs;
   const need = (field: string, present: string | undefined) => {
+    if (present === undefined && config?.detectLocalGiven.includes(field)) return; // given but invalid: reported
     if (present === undefined && config) {
       diags.push({
         severity: 'error',

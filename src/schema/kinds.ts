@@ -62,7 +62,8 @@ export const serviceSchema = objectSchema(true, {
         },
       },
       healthCheckNodePort: { type: 'integer', minimum: 0, maximum: 65535 },
-      trafficDistribution: str,
+      // PreferSameZone and PreferSameNode came with Kubernetes 1.33 (feature-gated before).
+      trafficDistribution: { enum: ['PreferClose', 'PreferSameZone', 'PreferSameNode'] },
     },
   },
   status: {

@@ -1,7 +1,7 @@
 // ajv (allErrors) over each object by kind; every schema error becomes a diagnostic that
 // points at the offending field in its file.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Diagnostic } from '../diag/diagnostic.js';
+import { displayText, quoteText, type Diagnostic } from '../diag/diagnostic.js';
 import type { FieldPath, SourceObject } from '../input/source.js';
 import {
   endpointSliceSchema,
@@ -38,16 +38,20 @@ export function fieldPathText(p: FieldPath): string {
   let out = '';
   for (const k of p) {
     if (typeof k === 'number') out += `[${k}]`;
-    else if (!/^[A-Za-z0-9_-]+$/.test(k)) out += `[${JSON.stringify(k)}]`;
+    else if (!/^[A-Za-z0-9_-]+$/.test(k)) out += `[${quoteText(k)}]`;
     else out += out ? `.${k}` : k;
   }
   return out;
 }
 
-export function objectName(value: unknown): string | undefined {
-  const md = (value as { metadata?: { name?: unknown; namespace?: unknown } })?.metadata;
-  if (!md || typeof md.name !== 'string') return undefined;
-  return typeof md.namespace === 'string' ? `${md.namespace}/${md.name}` : md.name;
+const CLUSTER_SCOPED = new Set(['Node', 'ServiceCIDR', 'KubeProxyConfiguration']);
+
+/** "namespace/name" as diagnostics show an object ("default" when absent), or "name" for cluster-scoped kinds. */
+export function objectName(value: unknown, kind?: string): string | undefined {
+  const md = (value as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+  if (!md || typeof md !== 'object' || typeof md.name !== 'string') return undefined;
+  if (kind !== undefined && CLUSTER_SCOPED.has(kind)) return md.name;
+  return `${typeof md.namespace === 'string' ? md.namespace : 'default'}/${md.name}`;
 }
 
 function schemaMessage(e: ErrorObject): { path: FieldPath; message: string } {
@@ -61,8 +65,15 @@ function schemaMessage(e: ErrorObject): { path: FieldPath; message: string } {
       return { path: [...path, (e.params as { missingProperty: string }).missingProperty], message: 'required field is missing' };
     case 'enum':
       return { path, message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}` };
-    case 'type':
-      return { path, message: `must be of type ${(e.params as { type: string | string[] }).type}` };
+    case 'type': {
+      const t = (e.params as { type: string | string[] }).type;
+      return { path, message: `must be of type ${(Array.isArray(t) ? t : String(t).split(',')).join(' or ')}` };
+    }
+    case 'minItems':
+    case 'maxItems': {
+      const n = (e.params as { limit: number }).limit;
+      return { path, message: `must have ${e.keyword === 'minItems' ? 'at least' : 'at most'} ${n} item${n === 1 ? '' : 's'}` };
+    }
     case 'minimum':
     case 'maximum':
       return { path, message: `${e.message} (value out of range)` };
@@ -74,6 +85,8 @@ function schemaMessage(e: ErrorObject): { path: FieldPath; message: string } {
 export interface TypedObject {
   kind: KnownKind;
   source: SourceObject;
+  /** Fields the schema refused (reported): the object is invalid, but its other fields are still checked. */
+  refused: FieldPath[];
 }
 
 /** Sorts objects into known kinds (schema-checked) and warnings for the rest. */
@@ -81,8 +94,12 @@ export function validateObjects(objects: SourceObject[]): { typed: TypedObject[]
   const typed: TypedObject[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const o of objects) {
+    if (typeof o.value !== 'object' || o.value === null || Array.isArray(o.value)) {
+      diagnostics.push({ severity: 'error', pos: o.locate([]), message: 'not a Kubernetes object (expected a mapping with apiVersion and kind)' });
+      continue;
+    }
     const v = o.value as { apiVersion?: unknown; kind?: unknown };
-    const name = objectName(o.value);
+    const name = objectName(o.value, typeof v.kind === 'string' ? v.kind : undefined);
     if (typeof v.kind !== 'string' || typeof v.apiVersion !== 'string') {
       diagnostics.push({
         severity: 'error',
@@ -100,19 +117,20 @@ export function validateObjects(objects: SourceObject[]): { typed: TypedObject[]
         pos: o.locate([]),
         kind: v.kind,
         object: name,
-        message: `${v.apiVersion} ${v.kind} is not read by kproxc; skipped`,
+        message: `${displayText(v.apiVersion)} ${displayText(v.kind)} is not read by kproxc; skipped`,
       });
       continue;
     }
     const validate = validators[known.kind];
+    const refused: FieldPath[] = [];
     if (!validate(o.value)) {
       for (const e of validate.errors ?? []) {
         const { path, message } = schemaMessage(e);
+        refused.push(path);
         diagnostics.push({ severity: 'error', pos: o.locate(path), kind: known.kind, object: name, field: fieldPathText(path), message });
       }
-      continue;
     }
-    typed.push({ kind: known.kind, source: o });
+    typed.push({ kind: known.kind, source: o, refused });
   }
   return { typed, diagnostics };
 }

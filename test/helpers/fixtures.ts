@@ -26,16 +26,17 @@ export function fixtureArgs(text: string): string[] {
   return args;
 }
 
-export function listFixtures(dir = FIXTURES): Fixture[] {
+/** `withJson`: also *.json snapshots (error fixtures; JSON has no comments, so no kproxc-args). */
+export function listFixtures(dir = FIXTURES, withJson = false): Fixture[] {
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir)
-    .filter((n) => n.endsWith('.yaml'))
+    .filter((n) => n.endsWith('.yaml') || (withJson && n.endsWith('.json')))
     .sort()
     .map((n) => {
       const file = path.join(dir, n);
       const text = fs.readFileSync(file, 'utf8');
-      return { name: n.replace(/\.yaml$/, ''), file, args: fixtureArgs(text), text };
+      return { name: n.replace(/\.(yaml|json)$/, ''), file, args: fixtureArgs(text), text };
     });
 }
 

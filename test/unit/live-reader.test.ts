@@ -125,12 +125,19 @@ describe('refusing what kproxc does not write', () => {
   const firstRule = (items: Record<string, Record<string, unknown>>[]) =>
     items.find((x) => x.rule && x.rule.family === 'ip' && x.rule.table === 'kube-proxy')!.rule;
 
-  it('a statement we do not write, in our table', () => {
+  it('a rule with a statement we do not write is read as a foreign rule, to be repaired', () => {
     const text = withItems((items) => (firstRule(items).expr as unknown[]).splice(1, 0, { counter: { packets: 0, bytes: 0 } }));
+    const tables = read(text);
+    const rules = tables[0].chains.find((c) => c.chain.name === 'cluster-ips-check')!.rules;
+    expect(rules[0].foreign).toEqual({ setRefs: ['cluster-ips'] });
+    expect(rules[0].stmts).toEqual([]);
+    expect(rules[1].foreign).toBeUndefined();
+  });
+
+  it('a named counter object in our table stops the read', () => {
+    const text = withItems((items) => items.push({ counter: { family: 'ip', table: 'kube-proxy', name: 'hits', handle: 999, packets: 0, bytes: 0 } }));
     expect(problems(text)).toEqual([
-      expect.stringMatching(
-        /^live\.json:1:\d+: rule cluster-ips-check: expr\[1\]: rule handle \d+: statement \{"counter":\{"packets":0,"bytes":0\}\} is not one kproxc writes; kproxc cannot diff a table holding this \(replace it with `kproxc compile`\)$/,
-      ),
+      expect.stringMatching(/^live\.json:1:\d+: counter hits: a counter in table ip kube-proxy is not something kproxc writes; kproxc cannot diff a table holding this \(replace it with `kproxc compile`\)$/),
     ]);
   });
 
@@ -139,12 +146,13 @@ describe('refusing what kproxc does not write', () => {
     expect(() => read(liveText('unchanged'))).not.toThrow();
   });
 
-  it('a ct state we do not write', () => {
+  it('a ct state we do not write makes a foreign rule', () => {
     const text = withItems((items) => {
       const r = items.find((x) => x.rule?.chain === 'filter-input' && x.rule.family === 'ip')!.rule;
       ((r.expr as Record<string, Record<string, unknown>>[])[0].match as Record<string, unknown>).right = ['established', 'new'];
     });
-    expect(problems(text)[0]).toMatch(/rule filter-input: expr\[0\]: .*is not one kproxc writes/);
+    const rules = read(text)[0].chains.find((c) => c.chain.name === 'filter-input')!.rules;
+    expect(rules[0].foreign).toEqual({ setRefs: [] });
   });
 
   it('objects, flags, keys and types we do not write', () => {

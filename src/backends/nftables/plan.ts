@@ -10,7 +10,7 @@ import { endpointNames, REJECT_CHAIN, servicePortChains, type EndpointNames, typ
 export interface ServicePortPlan {
   sp: ServicePort;
   chains: ServicePortChains;
-  /** "ns/name:port", the comment on no-endpoint and firewall elements. */
+  /** "ns/name:port", the comment on no-endpoint and firewall elements (cut to COMMENT_MAX). */
   nameString: string;
   endpoints: Categorized;
   usesClusterPolicyChain: boolean;
@@ -31,6 +31,13 @@ export interface ServicePortPlan {
   /** An endpoint's chain and affinity set names, hashed once however often they are used. */
   endpointNames(ep: Endpoint): EndpointNames;
 }
+
+/**
+ * nft refuses a comment of more than 128 characters ("comment too long", nft 1.0.6), and a
+ * valid namespace, Service name and port name (63 each) make 191; the comment is only a
+ * label, so it is cut rather than failing the whole ruleset.
+ */
+export const COMMENT_MAX = 128;
 
 export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPlan {
   const chains = servicePortChains(sp.id);
@@ -60,7 +67,7 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
   return {
     sp,
     chains,
-    nameString: servicePortNameString(sp.id),
+    nameString: servicePortNameString(sp.id).slice(0, COMMENT_MAX),
     endpoints,
     usesClusterPolicyChain,
     usesLocalPolicyChain,

@@ -1,0 +1,223 @@
+// What a failed run leaves behind: exit 2 and nothing on standard output for bad input,
+// an -o file untouched (and no temporary file) unless the run succeeds, warnings that
+// fail only under --strict, and exit 70 with one line (no stack trace) for our own bugs.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { commandRegistry } from '../src/cli/registry.js';
+import { FIXTURES } from './helpers/fixtures.js';
+import { kproxc, kproxcProcess, ROOT } from './helpers/kproxc.js';
+
+const GOOD = path.join(FIXTURES, 'clusterip.yaml');
+const BAD = path.join(FIXTURES, '_error_', 'bad-ip.yaml');
+
+const UNKNOWN_KIND = `apiVersion: v1
+kind: Node
+metadata: {name: test-node}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {namespace: ns1, name: web}
+`;
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-inp-out-'));
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const leftovers = () => fs.readdirSync(dir).filter((n) => n.endsWith('.tmp'));
+
+describe('-o FILE', () => {
+  it('a failed run leaves an existing file untouched and no temporary file', async () => {
+    const out = path.join(dir, 'ruleset.nft');
+    fs.writeFileSync(out, 'the old ruleset\n');
+    const r = await kproxc(['compile', BAD, '-o', out]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/bad-ip\.yaml:\d+:\d+: /);
+    expect(fs.readFileSync(out, 'utf8')).toBe('the old ruleset\n');
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('the same holds for the real process', () => {
+    const out = path.join(dir, 'ruleset.nft');
+    fs.writeFileSync(out, 'the old ruleset\n');
+    const r = kproxcProcess(['compile', BAD, '-o', out]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(fs.readFileSync(out, 'utf8')).toBe('the old ruleset\n');
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('a successful run replaces the file with exactly what standard output would get, keeping its mode', async () => {
+    const out = path.join(dir, 'ruleset.nft');
+    fs.writeFileSync(out, 'the old ruleset\n', { mode: 0o600 });
+    const r = await kproxc(['compile', GOOD, '-o', out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    const printed = await kproxc(['compile', GOOD]);
+    expect(fs.readFileSync(out, 'utf8')).toBe(printed.stdout);
+    expect(fs.statSync(out).mode & 0o777).toBe(0o600);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('an unwritable place is a user error (exit 2), not a bug', async () => {
+    const r = await kproxc(['compile', GOOD, '-o', path.join(dir, 'missing', 'ruleset.nft')]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^kproxc: -o .*ruleset\.nft: cannot write: ENOENT\n$/);
+  });
+
+  it('through a symbolic link, the file it names is replaced and the link stays', async () => {
+    const real = path.join(dir, 'real.nft');
+    const link = path.join(dir, 'link.nft');
+    fs.writeFileSync(real, 'old\n');
+    fs.symlinkSync(real, link);
+    const r = await kproxc(['compile', GOOD, '-o', link]);
+    expect(r.code).toBe(0);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(real, 'utf8')).toMatch(/^add table ip kube-proxy\n/);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('a pipe (or device, as -o /dev/stdout) is written to, never replaced by a file', () => {
+    const fifo = path.join(dir, 'fifo');
+    const got = path.join(dir, 'got');
+    // The reader gives up after 20 s, so a regression (the pipe replaced) fails instead of hanging.
+    const script = `mkfifo ${fifo} && (timeout 20 cat ${fifo} > ${got} &) ; node bin/kproxc compile ${GOOD} -o ${fifo}`;
+    const r = spawnSync('sh', ['-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(0);
+    expect(fs.statSync(fifo).isFIFO()).toBe(true);
+    expect(fs.readFileSync(got, 'utf8')).toMatch(/^add table ip kube-proxy\n/);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('a directory in the way is refused and stays as it was', async () => {
+    const out = path.join(dir, 'ruleset.nft');
+    fs.mkdirSync(out);
+    const r = await kproxc(['compile', GOOD, '-o', out]);
+    expect(r.code).toBe(2);
+    expect(fs.statSync(out).isDirectory()).toBe(true);
+    expect(leftovers()).toEqual([]);
+  });
+});
+
+describe('warnings and --strict', () => {
+  it('a warning goes to standard error and the run succeeds', async () => {
+    const r = await kproxc(['compile', '-'], UNKNOWN_KIND);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^add table ip kube-proxy\n/);
+    expect(r.stderr).toBe('"<stdin>":5:1: Deployment ns1/web: warning: apps/v1 Deployment is not read by kproxc; skipped\n');
+  });
+
+  it('--strict turns it into an error: exit 2, nothing on standard output', async () => {
+    const r = await kproxc(['compile', '-', '--strict'], UNKNOWN_KIND);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('"<stdin>":5:1: Deployment ns1/web: apps/v1 Deployment is not read by kproxc; skipped\n');
+  });
+
+  it('--strict also fails on warnings of the backend (an element two Services claim)', async () => {
+    const slice = (svc: string) => `---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {namespace: ns1, name: ${svc}-a, labels: {kubernetes.io/service-name: ${svc}}}
+addressType: IPv4
+endpoints: [{addresses: [10.180.0.1]}]
+ports: [{name: "", port: 80}]
+`;
+    const clash = `apiVersion: v1
+kind: Node
+metadata: {name: test-node}
+---
+apiVersion: v1
+kind: Service
+metadata: {namespace: ns1, name: a}
+spec: {type: NodePort, clusterIP: 172.30.0.1, ports: [{port: 80, nodePort: 30080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {namespace: ns1, name: b}
+spec: {type: NodePort, clusterIP: 172.30.0.2, ports: [{port: 80, nodePort: 30080}]}
+${slice('a')}${slice('b')}`;
+    const lax = await kproxc(['compile', '-'], clash);
+    expect(lax.code).toBe(0);
+    expect(lax.stderr).toMatch(/^"<stdin>":12:\d+: Service ns1\/b: warning: service-nodeports element tcp \. 30080 is already taken by another Service port; this one is left out\n$/);
+    const strict = await kproxc(['compile', '-', '--strict'], clash);
+    expect(strict.code).toBe(2);
+    expect(strict.stdout).toBe('');
+    expect(strict.stderr).not.toMatch(/warning:/);
+  });
+});
+
+describe('internal errors (our bugs)', () => {
+  const saved = commandRegistry.compileOvs;
+  afterEach(() => {
+    commandRegistry.compileOvs = saved;
+  });
+
+  it('print one line asking for a report and exit 70', async () => {
+    commandRegistry.compileOvs = () => {
+      (null as unknown as { x: number }).x;
+      throw new Error('unreachable');
+    };
+    const r = await kproxc(['compile', GOOD, '--backend', 'ovs']);
+    expect(r.code).toBe(70);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^kproxc: internal error \(a bug in kproxc; please report it with the input that caused it\): TypeError: .*\n$/);
+    expect(r.stderr.split('\n')).toHaveLength(2);
+  });
+
+  it('--debug shows the stack trace', async () => {
+    commandRegistry.compileOvs = () => {
+      throw new RangeError('deep\ninside');
+    };
+    const r = await kproxc(['compile', GOOD, '--backend', 'ovs', '--debug']);
+    expect(r.code).toBe(70);
+    expect(r.stderr).toMatch(/^RangeError: deep\ninside\n\s+at /);
+    expect(r.stderr).toMatch(/\nkproxc: internal error \(a bug in kproxc; please report it with the input that caused it\): RangeError: deep inside\n$/);
+  });
+
+  // The real entry point, with a command that fails (bin.ts is what users run).
+  const withFailingCommand = (how: string, args: string[]) => {
+    const script = `
+      const { commandRegistry } = await import('./dist/cli/registry.js');
+      commandRegistry.extraCommands.push((program) => program.command('boom').option('--debug').action(() => { ${how} }));
+      await import('./dist/cli/bin.js');`;
+    return spawnSync(process.execPath, ['--input-type=module', '-e', script, 'argv0', 'boom', ...args], { cwd: ROOT, encoding: 'utf8' });
+  };
+
+  it('exit 70 and one line from the real process, for a thrown error and an asynchronous one', () => {
+    for (const how of ['null.x;', "setTimeout(() => { throw new Error('later'); }, 0);"]) {
+      const r = withFailingCommand(how, []);
+      expect(r.status, how).toBe(70);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/^kproxc: internal error \(a bug in kproxc; please report it with the input that caused it\): (TypeError|Error): .*\n$/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    const debug = withFailingCommand('null.x;', ['--debug']);
+    expect(debug.status).toBe(70);
+    expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+});
+
+describe('standard input and unreadable files', () => {
+  it('a missing file and a directory without snapshots are reported, each at its name', async () => {
+    const empty = fs.mkdtempSync(path.join(dir, 'empty-'));
+    const r = await kproxc(['compile', path.join(dir, 'nope.yaml'), empty]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`${empty}:1:1: directory holds no *.yaml, *.yml or *.json file\n${path.join(dir, 'nope.yaml')}:1:1: no such file or directory\n`);
+  });
+
+  it('kproxc compile FILE | head: a reader that goes away ends the run quietly', () => {
+    const r = spawnSync('sh', ['-c', `node bin/kproxc compile ${GOOD} | head -c 10 >/dev/null`], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+});
