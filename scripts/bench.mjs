@@ -1,0 +1,208 @@
+#!/usr/bin/env node
+// The benchmark: kproxc on clusters of 1,000, 10,000 and 50,000 Services x 10 endpoints
+// (scripts/gen-snapshot.mjs --mixed), as YAML and as JSON. It times `compile` (nftables
+// and ovs) and `diff` (one endpoint moved to another Service, reading the live JSON
+// included) as whole processes, several runs each, and real `nft -f` loading the
+// compiled ruleset into a private network namespace (once per size: it is slow).
+//
+//   npm run bench -- [--sizes 1000,10000,50000] [--runs 5] [--formats yaml,json]
+//                    [--nft-max 10000] [--no-nft] [--json FILE] [--dir DIR]
+//
+// Inputs, outputs, live listings and nft load times are cached in bench-out/ (the load
+// time and listing are keyed by the ruleset's hash, so a compiler change measures anew).
+// nft takes time that grows with the square of the Services (about a minute at 10,000);
+// sizes above --nft-max are not loaded, so their diff is not measured either. Needs
+// root (network namespaces), nft and GNU time (/usr/bin/time) for peak memory.
+import { createHash } from 'node:crypto';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { clusterObjects, makeCluster, renderSnapshot } from './gen-snapshot.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = path.join(ROOT, 'bin/kproxc');
+const ENDPOINTS = 10;
+
+function options(argv) {
+  const get = (name, dflt) => {
+    const i = argv.indexOf(name);
+    return i === -1 ? dflt : argv[i + 1];
+  };
+  const list = (s) => s.split(',').map((x) => x.trim()).filter(Boolean);
+  const o = {
+    sizes: list(get('--sizes', '1000,10000,50000')).map(Number),
+    runs: Number(get('--runs', '5')),
+    formats: list(get('--formats', 'yaml,json')),
+    nftMax: Number(get('--nft-max', '10000')),
+    nft: !argv.includes('--no-nft'),
+    json: get('--json', undefined),
+    dir: path.resolve(get('--dir', path.join(ROOT, 'bench-out'))),
+  };
+  if (o.sizes.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(o.runs) || o.runs < 1) {
+    throw new Error('--sizes takes whole numbers, --runs a whole number of at least 1');
+  }
+  for (const f of o.formats) if (f !== 'yaml' && f !== 'json') throw new Error(`--formats: yaml or json, not ${f}`);
+  return o;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const sha = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+const loadAverage = () => os.loadavg().map((x) => Number(x.toFixed(2)));
+
+/** The snapshot of a size (base, or with one endpoint moved), written once and cached. */
+function snapshot(dir, size, format, moved) {
+  const file = path.join(dir, `snap-${size}x${ENDPOINTS}${moved ? '-moved' : ''}.${format}`);
+  if (fs.existsSync(file)) return file;
+  const cluster = makeCluster(size, { endpoints: ENDPOINTS, mixed: true });
+  if (moved) {
+    // Service 5's first endpoint now serves Service 6 (one endpoint moved between Services).
+    const [ep] = cluster.services[5].endpoints.splice(0, 1);
+    cluster.services[6 % size].endpoints.push(ep);
+  }
+  fs.writeFileSync(`${file}.tmp`, renderSnapshot(clusterObjects(cluster), format));
+  fs.renameSync(`${file}.tmp`, file);
+  return file;
+}
+
+/** One kproxc process under GNU time: wall seconds, peak RSS (MB), exit status. */
+function kproxcOnce(args) {
+  const r = spawnSync('/usr/bin/time', ['-f', '@time %e %M', process.execPath, BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const m = /@time (\S+) (\d+)\s*$/.exec(r.stderr ?? '');
+  if (!m || (r.status !== 0 && r.status !== 1)) throw new Error(`kproxc ${args.join(' ')} failed (${r.status}):\n${r.stderr}`);
+  return { wall: Number(m[1]), rssMB: Math.round(Number(m[2]) / 1024) };
+}
+
+function measure(args, runs, outFile) {
+  const results = [];
+  for (let i = 0; i < runs; i++) results.push(kproxcOnce(args));
+  const walls = results.map((r) => r.wall);
+  return {
+    wallMedian: median(walls),
+    wallMin: Math.min(...walls),
+    wallMax: Math.max(...walls),
+    rssMB: Math.max(...results.map((r) => r.rssMB)),
+    outputBytes: fs.statSync(outFile).size,
+    runs,
+  };
+}
+
+/**
+ * Loads the ruleset into a fresh private namespace: how long `nft -f` takes, and the
+ * listing `nft -j list ruleset` prints (the diff's live state). Cached by the ruleset's hash.
+ */
+function nftLoad(dir, size, rulesetFile) {
+  const hash = sha(rulesetFile);
+  const cacheFile = path.join(dir, `nft-${size}x${ENDPOINTS}.json`);
+  const liveFile = path.join(dir, `live-${size}x${ENDPOINTS}.json`);
+  if (fs.existsSync(cacheFile) && fs.existsSync(liveFile)) {
+    const c = JSON.parse(fs.readFileSync(cacheFile, 'utf8'));
+    if (c.hash === hash) return { ...c, liveFile };
+  }
+  const ns = `kproxc-perf-${process.pid}-bench`;
+  execFileSync('ip', ['netns', 'add', ns]);
+  try {
+    const t = process.hrtime.bigint();
+    execFileSync('ip', ['netns', 'exec', ns, 'nft', '-f', rulesetFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const loadSeconds = Number(process.hrtime.bigint() - t) / 1e9;
+    const listing = spawnSync('ip', ['netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset'], { maxBuffer: 1 << 30 });
+    if (listing.status !== 0) throw new Error(`nft -j list ruleset failed: ${listing.stderr}`);
+    fs.writeFileSync(liveFile, listing.stdout);
+    const c = { hash, loadSeconds, load: loadAverage(), liveBytes: listing.stdout.length };
+    fs.writeFileSync(cacheFile, JSON.stringify(c));
+    return { ...c, liveFile };
+  } finally {
+    spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
+  }
+}
+
+function benchSize(o, size, rows, nftRows) {
+  const outDir = path.join(o.dir, 'out');
+  fs.mkdirSync(outDir, { recursive: true });
+  let live;
+  for (const format of o.formats) {
+    const input = snapshot(o.dir, size, format, false);
+    const row = (command, args, out) => {
+      const load = loadAverage();
+      const m = measure([...args, '-o', out], o.runs, out);
+      rows.push({ size, format, inputBytes: fs.statSync(input).size, command, ...m, loadBefore: load, loadAfter: loadAverage() });
+      console.error(`  ${size} ${format} ${command}: median ${m.wallMedian.toFixed(2)} s, peak ${m.rssMB} MB`);
+    };
+    const nftOut = path.join(outDir, `compile-${size}.${format}.nft`);
+    row('compile', ['compile', input], nftOut);
+    row('compile --backend ovs', ['compile', '--backend', 'ovs', input], path.join(outDir, `compile-${size}.${format}.ovs`));
+    if (o.nft && size <= o.nftMax) {
+      if (!live) {
+        console.error(`  ${size}: loading the ruleset with nft -f in a private namespace...`);
+        live = nftLoad(o.dir, size, nftOut);
+        nftRows.push({ size, loadSeconds: live.loadSeconds, load: live.load, liveBytes: live.liveBytes });
+      }
+      const moved = snapshot(o.dir, size, format, true);
+      row('diff (1 endpoint moved)', ['diff', moved, '--live', live.liveFile], path.join(outDir, `diff-${size}.${format}.nft`));
+    }
+  }
+  if (o.nft && size > o.nftMax) nftRows.push({ size, skipped: `above --nft-max ${o.nftMax}` });
+}
+
+function fmtTable(rows, nftRows) {
+  const lines = [];
+  const head = ['Services', 'input', 'command', 'wall median', 'min-max', 'peak RSS', 'output'];
+  const body = rows.map((r) => [
+    String(r.size),
+    `${r.format} ${(r.inputBytes / 1e6).toFixed(1)} MB`,
+    r.command,
+    `${r.wallMedian.toFixed(2)} s`,
+    `${r.wallMin.toFixed(2)}-${r.wallMax.toFixed(2)}`,
+    `${r.rssMB} MB`,
+    `${(r.outputBytes / 1e6).toFixed(1)} MB`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  lines.push(line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line));
+  lines.push('');
+  for (const n of nftRows) {
+    lines.push(n.skipped ? `nft -f, ${n.size} Services: not measured (${n.skipped})` : `nft -f, ${n.size} Services (fresh namespace, table absent): ${n.loadSeconds.toFixed(1)} s`);
+  }
+  return lines.join('\n');
+}
+
+/** The issue's targets, where the figures for them were measured. */
+function checks(rows, nftRows) {
+  const get = (size, format, command) => rows.find((r) => r.size === size && r.format === format && r.command === command);
+  const out = [];
+  const c10 = get(10000, 'yaml', 'compile');
+  if (c10) {
+    out.push(`10k YAML compile median ${c10.wallMedian.toFixed(2)} s (target <= 2 s), peak ${c10.rssMB} MB (target <= 1024 MB)`);
+    const nft = nftRows.find((n) => n.size === 10000 && !n.skipped);
+    if (nft) out.push(`compile / nft -f at 10k: ${(c10.wallMedian / nft.loadSeconds).toFixed(3)} (target <= 0.1)`);
+    const c50 = get(50000, 'yaml', 'compile');
+    if (c50) out.push(`50k / 10k compile time: ${(c50.wallMedian / c10.wallMedian).toFixed(2)} (target <= 5.5)`);
+    const d10 = get(10000, 'yaml', 'diff (1 endpoint moved)');
+    if (d10) out.push(`diff / compile at 10k: ${(d10.wallMedian / c10.wallMedian).toFixed(2)} (target <= 1.5)`);
+    const o10 = get(10000, 'yaml', 'compile --backend ovs');
+    if (o10) out.push(`ovs / nftables compile at 10k: ${(o10.wallMedian / c10.wallMedian).toFixed(2)} (target <= 1.2)`);
+  }
+  return out;
+}
+
+function main() {
+  const o = options(process.argv.slice(2));
+  fs.mkdirSync(o.dir, { recursive: true });
+  const machine = { cpus: os.cpus().length, memGB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadStart: loadAverage() };
+  console.error(`kproxc benchmark: ${o.sizes.join(', ')} Services x ${ENDPOINTS} endpoints, ${o.runs} runs each; load average ${machine.loadStart.join(' ')}`);
+  const rows = [];
+  const nftRows = [];
+  for (const size of o.sizes) benchSize(o, size, rows, nftRows);
+  machine.loadEnd = loadAverage();
+  const report = { machine, runs: o.runs, endpointsPerService: ENDPOINTS, rows, nft: nftRows, checks: checks(rows, nftRows) };
+  console.log(fmtTable(rows, nftRows));
+  for (const c of report.checks) console.log(c);
+  console.log(`load average: start ${machine.loadStart.join(' ')}, end ${machine.loadEnd.join(' ')} (${machine.cpus} CPUs)`);
+  if (o.json) fs.writeFileSync(o.json, JSON.stringify(report, null, 2) + '\n');
+}
+
+main();
