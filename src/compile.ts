@@ -8,8 +8,8 @@ import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
 import { validateObjects } from './schema/validate.js';
 import { compileFamilyTable } from './backends/nftables/index.js';
-import { fullReplace, fullReplaceEach } from './nft/transaction.js';
-import { transactionBytes } from './nft/text.js';
+import { fullReplace } from './nft/transaction.js';
+import { fullReplaceBytes } from './nft/text.js';
 import { transactionJson } from './nft/json.js';
 import type { RuleForm, TableContents } from './nft/ruleset.js';
 
@@ -60,5 +60,5 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
   // Text output needs only each rule's text; JSON output needs its statements.
   const tables = compileTables(model, opts.tableName ?? 'kube-proxy', warnings, opts.format === 'json' ? 'statements' : 'text');
   if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
-  return { output: opts.format === 'json' ? transactionJson(fullReplace(tables)) : transactionBytes((emit) => fullReplaceEach(tables, emit)), warnings };
+  return { output: opts.format === 'json' ? transactionJson(fullReplace(tables)) : fullReplaceBytes(tables), warnings };
 }

@@ -3,8 +3,9 @@
 import { InternalError } from '../diag/diagnostic.js';
 import { formatCIDR, formatIP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
-import type { Element, KeyPart, NftSet } from './objects.js';
-import type { Op, Transaction } from './transaction.js';
+import type { Chain, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
+import type { TableContents } from './ruleset.js';
+import { visitFullReplace, type Op, type TableRef, type Transaction } from './transaction.js';
 
 /** Marks print as kube-proxy formats them (Go's %#08x): 0x00004000. */
 export function markHex(n: number): string {
@@ -102,39 +103,54 @@ function setSpec(s: NftSet): string {
   return `{ ${parts.map((p) => `${p} ;`).join(' ')} }`;
 }
 
+/** "ip kube-proxy": the words that name a table in every operation. */
+function tableWords(t: TableRef): string {
+  return `${t.family} ${t.name}`;
+}
+
+function tableLine(verb: 'add' | 'delete', t: Table): string {
+  const head = `${verb} table ${tableWords(t)}`;
+  return verb === 'add' && t.comment !== undefined ? `${head} { comment "${t.comment}" ; }` : head;
+}
+
+function chainAddLine(table: string, c: Chain): string {
+  const head = `add chain ${table} ${c.name}`;
+  const parts: string[] = [];
+  const b = c.base;
+  if (b) {
+    parts.push(`type ${b.type} hook ${b.hook} priority ${b.priority} ;`);
+    if (b.policy) parts.push(`policy ${b.policy} ;`);
+  }
+  if (c.comment !== undefined) parts.push(`comment "${c.comment}" ;`);
+  return parts.length ? `${head} { ${parts.join(' ')} }` : head;
+}
+
+function setAddLine(table: string, s: NftSet): string {
+  return `add ${s.kind} ${table} ${s.name} ${setSpec(s)}`;
+}
+
+function ruleAddLine(table: string, r: Rule): string {
+  const comment = r.comment !== undefined ? ` comment "${r.comment}"` : '';
+  return `add rule ${table} ${r.chain} ${r.text ?? ruleBodyText(r.stmts)}${comment}`;
+}
+
+function elementLine(verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string {
+  return `${verb} element ${table} ${s.name} ${elementText(e, verb === 'add')}`;
+}
+
 export function opText(op: Op): string {
   switch (op.t) {
-    case 'table': {
-      const head = `${op.verb} table ${op.table.family} ${op.table.name}`;
-      return op.verb === 'add' && op.table.comment !== undefined ? `${head} { comment "${op.table.comment}" ; }` : head;
-    }
-    case 'chain': {
-      const head = `${op.verb} chain ${op.table.family} ${op.table.name} ${op.chain.name}`;
-      if (op.verb !== 'add') return head;
-      const parts: string[] = [];
-      const b = op.chain.base;
-      if (b) {
-        parts.push(`type ${b.type} hook ${b.hook} priority ${b.priority} ;`);
-        if (b.policy) parts.push(`policy ${b.policy} ;`);
-      }
-      if (op.chain.comment !== undefined) parts.push(`comment "${op.chain.comment}" ;`);
-      return parts.length ? `${head} { ${parts.join(' ')} }` : head;
-    }
-    case 'set': {
-      const head = `${op.verb} ${op.set.kind} ${op.table.family} ${op.table.name} ${op.set.name}`;
-      return op.verb === 'add' ? `${head} ${setSpec(op.set)}` : head;
-    }
-    case 'rule': {
-      const head = `${op.verb} rule ${op.table.family} ${op.table.name} ${op.rule.chain}`;
-      if (op.verb === 'delete') return `${head} handle ${op.rule.handle}`;
-      const comment = op.rule.comment !== undefined ? ` comment "${op.rule.comment}"` : '';
-      return `${head} ${op.rule.text ?? ruleBodyText(op.rule.stmts)}${comment}`;
-    }
+    case 'table':
+      return tableLine(op.verb, op.table);
+    case 'chain':
+      return op.verb === 'add' ? chainAddLine(tableWords(op.table), op.chain) : `${op.verb} chain ${tableWords(op.table)} ${op.chain.name}`;
+    case 'set':
+      return op.verb === 'add' ? setAddLine(tableWords(op.table), op.set) : `${op.verb} ${op.set.kind} ${tableWords(op.table)} ${op.set.name}`;
+    case 'rule':
+      if (op.verb === 'delete') return `delete rule ${tableWords(op.table)} ${op.rule.chain} handle ${op.rule.handle}`;
+      return ruleAddLine(tableWords(op.table), op.rule);
     case 'element':
-      return `${op.verb} element ${op.table.family} ${op.table.name} ${op.set.name} ${elementText(
-        op.element,
-        op.verb === 'add',
-      )}`;
+      return elementLine(op.verb, tableWords(op.table), op.set, op.element);
   }
 }
 
@@ -171,9 +187,21 @@ export class ByteChunks {
   }
 }
 
-/** The same text as transactionText, as chunks of bytes; `each` hands over the operations. */
-export function transactionBytes(each: (emit: (op: Op) => void) => void): Buffer[] {
+/**
+ * fullReplace(tables) as text (the same as transactionText of it), in chunks of bytes,
+ * printed step by step without making an operation of each step.
+ */
+export function fullReplaceBytes(tables: TableContents[]): Buffer[] {
   const out = new ByteChunks();
-  each((op) => out.line(opText(op)));
+  let ref: TableRef | undefined;
+  let words = '';
+  const wordsOf = (t: TableRef) => (t === ref ? words : ((ref = t), (words = tableWords(t))));
+  visitFullReplace(tables, {
+    table: (verb, table) => out.line(tableLine(verb, table)),
+    chain: (t, chain) => out.line(chainAddLine(wordsOf(t), chain)),
+    set: (t, set) => out.line(setAddLine(wordsOf(t), set)),
+    rule: (t, rule) => out.line(ruleAddLine(wordsOf(t), rule)),
+    element: (t, set, element) => out.line(elementLine('add', wordsOf(t), set, element)),
+  });
   return out.finish();
 }

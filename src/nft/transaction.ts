@@ -18,6 +18,15 @@ export type Op =
 
 export type Transaction = Op[];
 
+/** The steps of a full replace, for whoever needs them: operations, or printed lines. */
+export interface ReplaceVisitor {
+  table(verb: 'add' | 'delete', table: Table): void;
+  chain(ref: TableRef, chain: Chain): void;
+  set(ref: TableRef, set: NftSet): void;
+  rule(ref: TableRef, rule: Rule): void;
+  element(ref: TableRef, set: NftSet, element: Element): void;
+}
+
 /**
  * Replaces each table whole, in one transaction: `add table` + `delete table` removes the
  * table whether or not it exists (nft 1.0.6 has no `destroy`), then every chain and set
@@ -25,36 +34,41 @@ export type Transaction = Op[];
  */
 export function fullReplace(tables: TableContents[]): Transaction {
   const ops: Transaction = [];
-  fullReplaceEach(tables, (op) => ops.push(op));
+  visitFullReplace(tables, opsVisitor(ops));
   return ops;
 }
 
-/**
- * The operations of fullReplace, handed over one at a time, so that a writer can print a
- * large table without holding every operation at once.
- */
-export function fullReplaceEach(tables: TableContents[], emit: (op: Op) => void): void {
+/** The steps of fullReplace in order, without making an operation of each (a printer needs none). */
+export function visitFullReplace(tables: TableContents[], v: ReplaceVisitor): void {
   for (const t of tables) {
     const ref: TableRef = { family: t.table.family, name: t.table.name };
-    emit({ verb: 'add', t: 'table', table: { family: ref.family, name: ref.name } });
-    emit({ verb: 'delete', t: 'table', table: { family: ref.family, name: ref.name } });
-    emit({ verb: 'add', t: 'table', table: t.table });
-    createContentsEach(t, ref, emit);
+    v.table('add', { family: ref.family, name: ref.name });
+    v.table('delete', { family: ref.family, name: ref.name });
+    v.table('add', t.table);
+    visitContents(t, ref, v);
   }
 }
 
 /** Definitions, then rules, then elements: the order a fresh table needs. */
 export function createContents(t: TableContents, ref: TableRef): Transaction {
   const ops: Transaction = [];
-  createContentsEach(t, ref, (op) => ops.push(op));
+  visitContents(t, ref, opsVisitor(ops));
   return ops;
 }
 
-function createContentsEach(t: TableContents, ref: TableRef, emit: (op: Op) => void): void {
-  for (const c of t.chains) emit({ verb: 'add', t: 'chain', table: ref, chain: c.chain });
-  for (const s of t.sets) emit({ verb: 'add', t: 'set', table: ref, set: s.set });
-  for (const c of t.chains) for (const rule of c.rules) emit({ verb: 'add', t: 'rule', table: ref, rule });
-  for (const s of t.sets) {
-    for (const element of s.elements) emit({ verb: 'add', t: 'element', table: ref, set: s.set, element });
-  }
+function visitContents(t: TableContents, ref: TableRef, v: ReplaceVisitor): void {
+  for (const c of t.chains) v.chain(ref, c.chain);
+  for (const s of t.sets) v.set(ref, s.set);
+  for (const c of t.chains) for (const rule of c.rules) v.rule(ref, rule);
+  for (const s of t.sets) for (const element of s.elements) v.element(ref, s.set, element);
+}
+
+function opsVisitor(ops: Transaction): ReplaceVisitor {
+  return {
+    table: (verb, table) => ops.push({ verb, t: 'table', table }),
+    chain: (table, chain) => ops.push({ verb: 'add', t: 'chain', table, chain }),
+    set: (table, set) => ops.push({ verb: 'add', t: 'set', table, set }),
+    rule: (table, rule) => ops.push({ verb: 'add', t: 'rule', table, rule }),
+    element: (table, set, element) => ops.push({ verb: 'add', t: 'element', table, set, element }),
+  };
 }
