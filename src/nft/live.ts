@@ -8,7 +8,7 @@
 // affinity) and are not read at all.
 import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
 import type { Family } from './expr.js';
-import { keyOf, rememberRuleKey } from './canonical.js';
+import { rememberRuleKey } from './canonical.js';
 import { OuterShapeError, splitItems, type ItemText } from './json-items.js';
 import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json-read.js';
 import type { Json } from './json.js';
@@ -177,10 +177,11 @@ export class LiveReader {
     if (body.comment !== undefined && typeof body.comment !== 'string') throw new Unreadable('"comment" must be a string', 'comment');
     let rule: Rule;
     try {
-      const { stmts, canonical } = readStmts(body.expr ?? null, t.family);
+      // Its key, if the diff needs one, is made from these statements (ruleKey): they
+      // were just checked to write back as the listing's canonical form.
+      const { stmts } = readStmts(body.expr ?? null, t.family);
       rule = { chain: chainName, stmts, handle: body.handle };
       if (body.comment !== undefined) rule.comment = body.comment as string;
-      rememberRuleKey(rule, keyOf(canonical, rule.comment));
     } catch (e) {
       if (!(e instanceof Unreadable) || !Array.isArray(body.expr)) throw e;
       // Drift: a rule changed by hand to something kproxc does not write. It is a rule of
