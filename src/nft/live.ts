@@ -9,6 +9,7 @@
 import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
 import type { Family } from './expr.js';
 import { rememberRuleKey } from './canonical.js';
+import { itemBatches } from './json-batches.js';
 import { OuterShapeError, splitItems, type ItemText } from './json-items.js';
 import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json-read.js';
 import type { Json } from './json.js';
@@ -89,6 +90,11 @@ export class LiveReader {
       this.report(item, { kind: 'nftables' }, `not JSON: ${(e as Error).message}`);
       return;
     }
+    this.addParsed(v, item);
+  }
+
+  /** One entry, parsed already; `item` says where it stands for diagnostics. */
+  addParsed(v: unknown, item: ItemText): void {
     if (!isObj(v) || Object.keys(v).length !== 1 || !isObj(v[Object.keys(v)[0]])) {
       this.report(item, { kind: 'nftables' }, 'each entry must be an object with one key whose value is an object, as nft prints');
       return;
@@ -211,8 +217,49 @@ function setNamesIn(j: Json): string[] {
   return [];
 }
 
+// A listing up to this many characters is read whole, in batches (json-batches.ts).
+const WHOLE_CHARS = 256 * 2 ** 20;
+const NOWHERE: ItemText = { text: '', line: 1, col: 1 };
+
+/** A listing held in one string, read in batches; null when it must go through the splitter. */
+function readWhole(text: string, file: string, filter: LiveFilter): LiveTable[] | null {
+  const reader = new LiveReader(file, filter);
+  for (const batch of itemBatches(text)) {
+    if (!batch) return null;
+    for (const v of batch) reader.addParsed(v, NOWHERE);
+    // A problem needs its position: the splitter reads the listing again and reports it.
+    if (reader.diagnostics.length > 0) return null;
+  }
+  return reader.finish();
+}
+
 /** Reads a whole listing given as chunks of text. */
 export function readLive(chunks: Iterable<string>, file: string, filter: LiveFilter): LiveTable[] {
+  const it = chunks[Symbol.iterator]();
+  const head: string[] = [];
+  let size = 0;
+  for (let next = it.next(); ; next = it.next()) {
+    if (next.done) {
+      const text = head.join('');
+      head.length = 0; // the chunks are garbage now
+      return readWhole(text, file, filter) ?? readSplit([text], file, filter);
+    }
+    head.push(next.value);
+    size += next.value.length;
+    if (size > WHOLE_CHARS) break;
+  }
+  // Too large for one string: the splitter takes it chunk by chunk.
+  return readSplit(
+    (function* () {
+      yield* head;
+      for (let next = it.next(); !next.done; next = it.next()) yield next.value;
+    })(),
+    file,
+    filter,
+  );
+}
+
+function readSplit(chunks: Iterable<string>, file: string, filter: LiveFilter): LiveTable[] {
   const reader = new LiveReader(file, filter);
   try {
     for (const item of splitItems(chunks)) reader.add(item);
