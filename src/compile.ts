@@ -9,7 +9,7 @@ import type { FamilyModel } from './model/types.js';
 import { validateObjects } from './schema/validate.js';
 import { compileFamilyTable } from './backends/nftables/index.js';
 import { fullReplace } from './nft/transaction.js';
-import { fullReplaceBytes } from './nft/text.js';
+import { fullReplaceBytes, type ChunkWriter } from './nft/text.js';
 import { transactionJson } from './nft/json.js';
 import type { RuleForm, TableContents } from './nft/ruleset.js';
 
@@ -42,8 +42,11 @@ export interface NftCompileOptions extends CompileOptions {
   strict?: boolean;
 }
 
-/** What a command prints: text, or the same as chunks of UTF-8 bytes (large rulesets). */
-export type Output = string | readonly Uint8Array[];
+/**
+ * What a command prints: text, or (large rulesets) a writer that makes the same text as
+ * chunks of UTF-8 bytes while it is written out. Every check is done before it runs.
+ */
+export type Output = string | ChunkWriter;
 
 export interface CompileResult {
   output: Output;

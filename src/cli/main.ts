@@ -17,7 +17,7 @@ export const EXIT_BUG = 70;
 
 export interface Io {
   stdout: (s: string) => void;
-  /** Bytes to standard output as they are; without it they go through stdout as text. */
+  /** Bytes to standard output (used before the call returns); without it they go through stdout as text. */
   stdoutBytes?: (b: Uint8Array) => void;
   stderr: (s: string) => void;
   readStdin: () => string;
@@ -25,7 +25,8 @@ export interface Io {
 
 const processIo: Io = {
   stdout: (s) => process.stdout.write(s),
-  stdoutBytes: (b) => process.stdout.write(b),
+  // A copy: the writer uses its buffer again once this returns.
+  stdoutBytes: (b) => process.stdout.write(Buffer.from(b)),
   stderr: (s) => process.stderr.write(s),
   readStdin: () => fs.readFileSync(0, 'utf8'),
 };
@@ -95,9 +96,9 @@ export function compileOptionsFrom(o: Record<string, unknown>): CompileOptions {
 export function emit(io: Io, out: string | undefined, data: Output): void {
   if (out) writeAtomically(out, data);
   else if (typeof data === 'string') io.stdout(data);
-  else if (io.stdoutBytes) for (const chunk of data) io.stdoutBytes(chunk);
+  else if (io.stdoutBytes) data(io.stdoutBytes);
   // Chunks end at line ends, so each one is whole UTF-8 text.
-  else for (const chunk of data) io.stdout(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8'));
+  else data((chunk) => io.stdout(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8')));
 }
 
 function buildProgram(io: Io): Command {

@@ -25,17 +25,17 @@ function target(file: string): { path: string; regular: boolean } {
   }
 }
 
-/** Text, or the same as chunks of UTF-8 bytes (a large ruleset). */
-export type OutputData = string | readonly Uint8Array[];
+/** Text, or a writer that hands the same over as chunks of UTF-8 bytes (a large ruleset). */
+export type OutputData = string | ((sink: (chunk: Uint8Array) => void) => void);
 
 function writeData(fd: number, data: OutputData): void {
   if (typeof data === 'string') {
     fs.writeFileSync(fd, data);
     return;
   }
-  for (const c of data) {
+  data((c) => {
     for (let done = 0; done < c.byteLength; ) done += fs.writeSync(fd, c, done);
-  }
+  });
 }
 
 export function writeAtomically(file: string, data: OutputData): void {

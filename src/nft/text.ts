@@ -162,46 +162,60 @@ export function transactionText(tx: Transaction): string {
 // About this many characters of text become one chunk of bytes.
 const CHUNK_CHARS = 1 << 18;
 
+/** Hands chunks of bytes over one at a time; each is valid only until the sink returns. */
+export type ByteSink = (chunk: Uint8Array) => void;
+
 /**
- * Lines of text gathered into chunks of UTF-8 bytes that each end at a line end. A large
- * ruleset is tens of megabytes: as bytes it sits outside the JavaScript heap, and it is
- * never one string (nor an array of every line) at once.
+ * Lines of text turned into chunks of UTF-8 bytes, each ending at a line end, through one
+ * buffer used again for every chunk. A large ruleset is hundreds of megabytes: it is never
+ * one string, and it never piles up as buffers either (V8 counts their memory and answers
+ * with full collections of the heap, about one per 64 MB written).
  */
 export class ByteChunks {
-  readonly chunks: Buffer[] = [];
   private text = '';
+  private buf = Buffer.allocUnsafe(3 * CHUNK_CHARS);
+
+  constructor(private readonly sink: ByteSink) {}
 
   line(s: string): void {
     this.text += s + '\n';
     if (this.text.length >= CHUNK_CHARS) this.flush();
   }
 
-  finish(): Buffer[] {
+  finish(): void {
     this.flush();
-    return this.chunks;
   }
 
   private flush(): void {
-    if (this.text !== '') this.chunks.push(Buffer.from(this.text, 'utf8'));
+    if (this.text === '') return;
+    // UTF-8 takes at most three bytes for each UTF-16 unit.
+    if (3 * this.text.length > this.buf.length) this.buf = Buffer.allocUnsafe(3 * this.text.length);
+    const n = this.buf.write(this.text, 0, 'utf8');
     this.text = '';
+    this.sink(this.buf.subarray(0, n));
   }
 }
 
+/** Output that is written as it is made: chunks of bytes handed to a sink, one at a time. */
+export type ChunkWriter = (sink: ByteSink) => void;
+
 /**
- * fullReplace(tables) as text (the same as transactionText of it), in chunks of bytes,
- * printed step by step without making an operation of each step.
+ * fullReplace(tables) as text (the same as transactionText of it), printed step by step
+ * without making an operation of each step, as chunks of bytes when the writer runs.
  */
-export function fullReplaceBytes(tables: TableContents[]): Buffer[] {
-  const out = new ByteChunks();
-  let ref: TableRef | undefined;
-  let words = '';
-  const wordsOf = (t: TableRef) => (t === ref ? words : ((ref = t), (words = tableWords(t))));
-  visitFullReplace(tables, {
-    table: (verb, table) => out.line(tableLine(verb, table)),
-    chain: (t, chain) => out.line(chainAddLine(wordsOf(t), chain)),
-    set: (t, set) => out.line(setAddLine(wordsOf(t), set)),
-    rule: (t, rule) => out.line(ruleAddLine(wordsOf(t), rule)),
-    element: (t, set, element) => out.line(elementLine('add', wordsOf(t), set, element)),
-  });
-  return out.finish();
+export function fullReplaceBytes(tables: TableContents[]): ChunkWriter {
+  return (sink) => {
+    const out = new ByteChunks(sink);
+    let ref: TableRef | undefined;
+    let words = '';
+    const wordsOf = (t: TableRef) => (t === ref ? words : ((ref = t), (words = tableWords(t))));
+    visitFullReplace(tables, {
+      table: (verb, table) => out.line(tableLine(verb, table)),
+      chain: (t, chain) => out.line(chainAddLine(wordsOf(t), chain)),
+      set: (t, set) => out.line(setAddLine(wordsOf(t), set)),
+      rule: (t, rule) => out.line(ruleAddLine(wordsOf(t), rule)),
+      element: (t, set, element) => out.line(elementLine('add', wordsOf(t), set, element)),
+    });
+    out.finish();
+  };
 }
