@@ -9,7 +9,6 @@ const MAX_KEY_LENGTH = 1000;
 // Whitespace and characters that YAML reads differently from JSON, or may refuse.
 const NOT_FAST_CHARS = /[\t\r\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/;
 
-const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 

@@ -21,7 +21,6 @@ export const FAST_MAX_DEPTH = 64;
 const MAX_KEY_LENGTH = 1000;
 
 const SPACE = 0x20;
-const NL = 0x0a;
 const DASH = 0x2d;
 const COLON = 0x3a;
 const HASH = 0x23;
