@@ -10,6 +10,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema';
+/**
+ * The longest any OVS tool may run. ovs-vsctl waits for ovs-vswitchd and ovs-appctl for its
+ * target, without limit by default; a synchronous call that never returns would hang the
+ * test worker past every vitest timeout, and its cleanup with it.
+ */
+const TOOL_TIMEOUT_MS = 60_000;
 const DAEMONS = ['ovs-vswitchd', 'ovsdb-server'] as const;
 
 export const BRIDGE = 'br-int';
@@ -100,7 +106,7 @@ export function startOvs(options: OvsOptions = {}): Ovs & { stop(): void } {
   const dir = fs.mkdtempSync(tag ? `/tmp/kproxc-ovs-${tag}-${process.pid}-` : '/tmp/kproxc-ovs-');
   const env = envFor(dir);
   const run = (tool: string, args: string[]) => {
-    const r = spawnSync(tool, args, { env, encoding: 'utf8', maxBuffer: 1 << 30 });
+    const r = spawnSync(tool, args, { env, encoding: 'utf8', maxBuffer: 1 << 30, timeout: TOOL_TIMEOUT_MS, killSignal: 'SIGKILL' });
     if (r.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed (${r.status ?? r.error}): ${r.stderr}`);
     return r.stdout;
   };
