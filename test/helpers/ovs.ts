@@ -1,22 +1,43 @@
-// A private Open vSwitch for system tests: its own ovsdb-server and ovs-vswitchd (dummy
-// datapath only, --disable-system) in a fresh /tmp/kproxc-ovs-* directory, with every
+// A private Open vSwitch for system tests: its own ovsdb-server and ovs-vswitchd (userspace
+// datapaths only, --disable-system) in a fresh /tmp/kproxc-ovs-* directory, with every
 // socket, pid file, log and database inside it. Nothing here talks to the system's ovsdb
 // or /var/run/openvswitch, and only the daemons this helper started are stopped, by pid.
+// The default bridge uses the dummy datapath with in-memory ports; the `netdev` datapath
+// with real devices runs ovs-vswitchd inside a network namespace of the test, so the
+// devices it creates (internal ports are tap devices) appear there and nowhere else.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema';
+/**
+ * The longest any OVS tool may run. ovs-vsctl waits for ovs-vswitchd and ovs-appctl for its
+ * target, without limit by default; a synchronous call that never returns would hang the
+ * test worker past every vitest timeout, and its cleanup with it.
+ */
+const TOOL_TIMEOUT_MS = 60_000;
 const DAEMONS = ['ovs-vswitchd', 'ovsdb-server'] as const;
 
 export const BRIDGE = 'br-int';
 /** Dummy ports on the bridge, OpenFlow port numbers 1..N. */
 export const PORTS = ['p1', 'p2', 'p3'];
 
+export interface OvsOptions {
+  /** `dummy` (default): dummy ports PORTS, no devices. `netdev`: no ports; add real ones. */
+  datapath?: 'dummy' | 'netdev';
+  /** The network namespace ovs-vswitchd runs in (for `netdev`: where its devices live). */
+  netns?: string;
+  /** Names the directory /tmp/kproxc-ovs-<tag>-<pid>-*, so removeStaleOvs(tag) finds it. */
+  tag?: string;
+}
+
 export interface Ovs {
   dir: string;
+  /** This instance's environment for OVS tools (OVS_RUNDIR and the like point into dir). */
+  env: NodeJS.ProcessEnv;
   /** Runs an OVS tool with this instance's environment; throws with stderr on failure. */
   run(tool: string, args: string[]): string;
+  vsctl(args: string[]): string;
   ofctl(args: string[]): string;
   appctl(args: string[]): string;
   loadBundle(text: string): void;
@@ -80,11 +101,12 @@ function stopDaemons(dir: string): void {
   }
 }
 
-export function startOvs(): Ovs & { stop(): void } {
-  const dir = fs.mkdtempSync('/tmp/kproxc-ovs-');
+export function startOvs(options: OvsOptions = {}): Ovs & { stop(): void } {
+  const { datapath = 'dummy', netns, tag } = options;
+  const dir = fs.mkdtempSync(tag ? `/tmp/kproxc-ovs-${tag}-${process.pid}-` : '/tmp/kproxc-ovs-');
   const env = envFor(dir);
   const run = (tool: string, args: string[]) => {
-    const r = spawnSync(tool, args, { env, encoding: 'utf8', maxBuffer: 1 << 30 });
+    const r = spawnSync(tool, args, { env, encoding: 'utf8', maxBuffer: 1 << 30, timeout: TOOL_TIMEOUT_MS, killSignal: 'SIGKILL' });
     if (r.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed (${r.status ?? r.error}): ${r.stderr}`);
     return r.stdout;
   };
@@ -103,9 +125,12 @@ export function startOvs(): Ovs & { stop(): void } {
     run('ovsdb-tool', ['create', `${dir}/conf.db`, `${dir}/vswitch.ovsschema`]);
     run('ovsdb-server', [`${dir}/conf.db`, `--remote=punix:${dir}/db.sock`, ...common('ovsdb-server')]);
     vsctl(['--no-wait', 'init']);
-    run('ovs-vswitchd', [db, '--enable-dummy', '--disable-system', ...common('ovs-vswitchd')]);
-    vsctl(['add-br', BRIDGE, '--', 'set', 'bridge', BRIDGE, 'datapath_type=dummy', 'fail-mode=secure', 'protocols=OpenFlow10,OpenFlow13,OpenFlow15']);
-    PORTS.forEach((p, i) => vsctl(['add-port', BRIDGE, p, '--', 'set', 'Interface', p, 'type=dummy', `ofport_request=${i + 1}`]));
+    const vswitchd = [db, ...(datapath === 'dummy' ? ['--enable-dummy'] : []), '--disable-system', ...common('ovs-vswitchd')];
+    // `ip netns exec` execs in place and the daemon detaches from there: it stays in netns.
+    if (netns) run('ip', ['netns', 'exec', netns, 'ovs-vswitchd', ...vswitchd]);
+    else run('ovs-vswitchd', vswitchd);
+    vsctl(['add-br', BRIDGE, '--', 'set', 'bridge', BRIDGE, `datapath_type=${datapath}`, 'fail-mode=secure', 'protocols=OpenFlow10,OpenFlow13,OpenFlow15']);
+    if (datapath === 'dummy') PORTS.forEach((p, i) => vsctl(['add-port', BRIDGE, p, '--', 'set', 'Interface', p, 'type=dummy', `ofport_request=${i + 1}`]));
   } catch (e) {
     stop();
     throw e;
@@ -114,7 +139,9 @@ export function startOvs(): Ovs & { stop(): void } {
   const appctl = (args: string[]) => run('ovs-appctl', ['-t', `${dir}/ovs-vswitchd.ctl`, ...args]);
   return {
     dir,
+    env,
     run,
+    vsctl,
     ofctl,
     appctl,
     loadBundle: (text) => {
@@ -127,6 +154,27 @@ export function startOvs(): Ovs & { stop(): void } {
     receive: (port, packets) => void appctl(['netdev-dummy/receive', port, ...packets]),
     stop,
   };
+}
+
+/**
+ * Stops the daemons and removes the directories of OVS instances started with `tag` by
+ * processes that no longer run (a run killed outright cannot stop its detached daemons).
+ * Returns the directories removed.
+ */
+export function removeStaleOvs(tag: string): string[] {
+  const pattern = new RegExp(`^kproxc-ovs-${tag}-(\\d+)-`);
+  const stale = fs
+    .readdirSync('/tmp')
+    .filter((n) => {
+      const m = pattern.exec(n);
+      return m !== null && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]));
+    })
+    .map((n) => path.join('/tmp', n));
+  for (const dir of stale) {
+    stopDaemons(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return stale;
 }
 
 /** Runs fn with a fresh private OVS and always stops it. */

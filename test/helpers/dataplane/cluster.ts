@@ -1,13 +1,41 @@
-// A namespace cluster for one suite: the topology of plan.ts built by topology.ts, an echo
-// server in every namespace that holds endpoints, and the node's ruleset loaded with the
-// real `kproxc` CLI and the real `nft`. Everything it creates is destroyed by destroy(),
-// which the suite calls in afterAll and which is safe to call twice or after a failed build.
+// A namespace cluster for one suite: the topology of plan.ts built by a node backend, an
+// echo server in every namespace that holds endpoints, and the node's data plane loaded
+// from the real `kproxc` CLI. The default backend is the nftables one (topology.ts, the
+// real `nft`); ovs-node.ts is the Open vSwitch one. Everything it creates is destroyed by
+// destroy(), which the suite calls in afterAll and which is safe to call twice or after a
+// failed build.
 import { kproxc } from '../kproxc.js';
 import type { Netns } from '../netns.js';
 import { type HarnessConfig, planTopology, type TopologyPlan } from './plan.js';
 import { probe, type ProbeJob, type ProbeResult, type Server, startServer } from './processes.js';
 import { readSnapshot, type Snapshot } from './snapshot.js';
-import { buildTopology, type Topology } from './topology.js';
+import { buildTopology, NETNS_PREFIX, type Topology } from './topology.js';
+
+/** How the node is built and programmed: what differs between the nftables and OVS suites. */
+export interface NodeBackend {
+  /** Namespaces are named kproxc-<prefix>-<pid>-…; stale.ts removes a dead run's by it. */
+  readonly prefix: string;
+  /** Builds the topology, handing each namespace to `track` as soon as it exists. */
+  build(plan: TopologyPlan, track: (ns: Netns) => void): Topology;
+  /** Compiles `file` with kproxc for this backend and loads the output into the node. */
+  load(file: string, topology: Topology): Promise<void>;
+  /** Stops what build started other than namespaces; synchronous (exit hook), safe twice. */
+  teardown(): void;
+}
+
+/** `kproxc compile FILE | nft -f -` on the node: a full, atomic replace of its tables. */
+export function nftablesNode(): NodeBackend {
+  return {
+    prefix: NETNS_PREFIX,
+    build: buildTopology,
+    async load(file, topology) {
+      const r = await kproxc(['compile', file]);
+      if (r.code !== 0) throw new Error(`kproxc compile ${file} exited ${r.code}: ${r.stderr}`);
+      topology.node.nft(['-f', '-'], r.stdout);
+    },
+    teardown() {},
+  };
+}
 
 /**
  * The part of the cluster the snapshots cannot give: a LAN the nodes share with an
@@ -35,7 +63,7 @@ const UDP_PORT_LAST = 32000;
 export type Origin = string;
 export const EXTERNAL: Origin = 'external';
 
-export class Cluster {
+export class Cluster<B extends NodeBackend = NodeBackend> {
   readonly namespaces: Netns[] = [];
   readonly servers: Server[] = [];
   topology?: Topology;
@@ -47,20 +75,21 @@ export class Cluster {
   private constructor(
     readonly snapshots: Snapshot[],
     readonly plan: TopologyPlan,
+    readonly backend: B,
   ) {}
 
   /**
    * Builds the namespaces for every pod any of the snapshots names (so that a later snapshot
    * finds its pods already there) and starts their servers. Loads no ruleset.
    */
-  static async create(files: string[], config: HarnessConfig = DEFAULT_CONFIG): Promise<Cluster> {
+  static async create<B extends NodeBackend = NodeBackend>(files: string[], config: HarnessConfig = DEFAULT_CONFIG, backend?: B): Promise<Cluster<B>> {
     const snapshots = files.map(readSnapshot);
-    const cluster = new Cluster(snapshots, planTopology(snapshots, config));
+    const cluster = new Cluster<B>(snapshots, planTopology(snapshots, config), backend ?? (nftablesNode() as B));
     // A worker that exits without running afterAll (an uncaught error, process.exit) still
     // removes the namespaces; only SIGKILL leaves them, for stale.ts to find.
     process.once('exit', cluster.removeNamespaces);
     try {
-      cluster.topology = buildTopology(cluster.plan, (ns) => cluster.namespaces.push(ns));
+      cluster.topology = cluster.backend.build(cluster.plan, (ns) => cluster.namespaces.push(ns));
       await cluster.startServers();
     } catch (e) {
       await cluster.destroy();
@@ -90,11 +119,9 @@ export class Cluster {
     return s;
   }
 
-  /** `kproxc compile FILE | nft -f -` on the node: a full, atomic replace of its tables. */
+  /** Compiles `file` and loads it into the node with the backend (nftables: a full replace). */
   async load(file: string): Promise<void> {
-    const r = await kproxc(['compile', file]);
-    if (r.code !== 0) throw new Error(`kproxc compile ${file} exited ${r.code}: ${r.stderr}`);
-    this.node.nft(['-f', '-'], r.stdout);
+    await this.backend.load(file, this.topology!);
     this.current = this.snapshot(file);
   }
 
@@ -138,7 +165,10 @@ export class Cluster {
     return probe(ns, numbered);
   }
 
-  /** Stops every server by pid, then removes every namespace (and with them every link). */
+  /**
+   * Stops every server by pid, then what the backend started, then removes every namespace
+   * (and with them every link).
+   */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
@@ -151,7 +181,11 @@ export class Cluster {
 
   /** Synchronous, for the exit hook: the echo servers exit when their standard input closes. */
   private readonly removeNamespaces = (): void => {
-    for (const ns of this.namespaces.splice(0).reverse()) ns.destroy();
+    try {
+      this.backend.teardown();
+    } finally {
+      for (const ns of this.namespaces.splice(0).reverse()) ns.destroy();
+    }
   };
 }
 

@@ -15,7 +15,7 @@ export function enoughToSeeAll(k: number): number {
   return Math.min(200, Math.ceil(Math.log(1e-6 / k) / Math.log(1 - 1 / k)));
 }
 
-const show = (r: ProbeResult) => (r.ok ? `${r.pod} ${r.addr}:${r.port} saw ${r.peer}` : `${r.error} after ${r.ms} ms`);
+const show = (r: ProbeResult) => (r.ok ? `${r.pod} ${r.addr}:${r.port} saw ${r.peer}` : `${r.error} after ${r.ms} ms${r.localPort ? ` from port ${r.localPort}` : ''}`);
 
 /** Every attempt was answered; returns the answers. */
 export function answered(results: ProbeResult[], what: string): Answer[] {

@@ -14,17 +14,19 @@ const MAX_TIMEOUT_MS = 5000;
 
 /**
  * The settle-once end of one attempt: the first outcome wins, the socket is released and
- * the time taken recorded; no outcome within timeoutMs is ETIMEDOUT.
+ * the time taken recorded; no outcome within timeoutMs is ETIMEDOUT. A failure records
+ * the local port it used, when localPort() knows it, to find its traces in conntrack.
  */
-function settler(timeoutMs, release, resolve) {
+function settler(timeoutMs, release, resolve, localPort = () => undefined) {
   const t0 = Date.now();
   let done = false;
   const finish = (r) => {
     if (done) return;
     done = true;
     clearTimeout(timer);
+    const port = r.ok ? undefined : localPort();
     release();
-    resolve({ ...r, ms: Date.now() - t0 });
+    resolve({ ...r, ...(port ? { localPort: port } : {}), ms: Date.now() - t0 });
   };
   const timer = setTimeout(() => finish({ ok: false, error: 'ETIMEDOUT' }), timeoutMs);
   return finish;
@@ -34,7 +36,7 @@ function attemptTcp(job) {
   return new Promise((resolve) => {
     let data = '';
     const sock = net.connect({ host: job.host, port: job.port, localAddress: job.from });
-    const finish = settler(job.timeoutMs, () => sock.destroy(), resolve);
+    const finish = settler(job.timeoutMs, () => sock.destroy(), resolve, () => sock.localPort);
     sock.setEncoding('utf8');
     sock.on('data', (d) => (data += d));
     sock.on('end', () => {

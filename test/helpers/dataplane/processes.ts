@@ -99,7 +99,7 @@ export interface ProbeJob {
 
 export type ProbeResult =
   | { ok: true; pod: string; addr: string; port: number; peer: string; replyFrom?: string; ms: number }
-  | { ok: false; error: string; ms: number };
+  | { ok: false; error: string; ms: number; localPort?: number };
 
 /** Runs probe jobs in a namespace; resolves with one result list per job. */
 export function probe(ns: Netns, jobs: ProbeJob[]): Promise<ProbeResult[][]> {

@@ -5,7 +5,7 @@
 // after `kproxc compile` of each snapshot and after `kproxc diff` from one to the next.
 import { expect } from 'vitest';
 import { type Cluster, EXTERNAL } from './cluster.js';
-import { answered, answeredBy, enoughToSeeAll, failedWith, masqueraded, sourceKept } from './expect.js';
+import { type Answer, answered, answeredBy, enoughToSeeAll, failedWith, masqueraded, sourceKept } from './expect.js';
 import { ofFamily, type PodPlan } from './plan.js';
 import type { ProbeJob } from './processes.js';
 import {
@@ -35,16 +35,17 @@ const DROP_MS = 800;
 /** A refusal (TCP reset or ICMP unreachable) arrives in well under this. */
 const REFUSED_WITHIN_MS = 500;
 
-export interface Scenario {
+/** A scenario runs against a cluster of the backend it was written for (any, by default). */
+export interface Scenario<C extends Cluster = Cluster> {
   name: string;
-  run(c: Cluster, snap: Snapshot): Promise<void>;
+  run(c: C, snap: Snapshot): Promise<void>;
 }
 
 function tcp(host: string, p: number, count: number, from?: string): ProbeJob {
   return { proto: 'tcp', host, port: p, count, timeoutMs: ANSWER_MS, from };
 }
 
-function job(sp: SnapPort, host: string, p: number, count: number, from?: string): ProbeJob {
+export function job(sp: SnapPort, host: string, p: number, count: number, from?: string): ProbeJob {
   return { ...tcp(host, p, count, from), proto: sp.proto };
 }
 
@@ -54,7 +55,7 @@ function target(snap: Snapshot, key: string, portName: string, family: Family = 
   return { svc, sp: port(svc, portName), eps: readyEndpoints(snap, key, portName, family, localOnly) };
 }
 
-function client(c: Cluster, i = 0): PodPlan {
+export function client(c: Cluster, i = 0): PodPlan {
   return c.plan.clients[i];
 }
 
@@ -70,7 +71,7 @@ function nodeAddrs(c: Cluster): string[] {
 }
 
 /** The off-cluster client's address on the LAN, for the family. */
-function routerAddr(c: Cluster, family: Family): string {
+export function routerAddr(c: Cluster, family: Family): string {
   return ofFamily(c.plan.config.router, family)[0];
 }
 
@@ -101,7 +102,7 @@ const podsAnswerDirectly: Scenario = {
 };
 
 /** web's ClusterIP of one family from a client pod: every ready endpoint of that family, source kept. */
-function clusterIPSpread(family: Family): Scenario {
+export function clusterIPSpread(family: Family): Scenario {
   const v = family === 6 ? 'IPv6 ' : '';
   return {
     name: `${v}ClusterIP spreads over every ready ${v}endpoint and keeps the pod source`,
@@ -114,30 +115,57 @@ function clusterIPSpread(family: Family): Scenario {
   };
 }
 
-/** web's NodePort on the node IP of one family from outside: every endpoint of that family, masqueraded. */
-function nodePortFromOutside(family: Family): Scenario {
+/**
+ * Which source address endpoints see for traffic from outside: `masqueraded`, a node
+ * address (kube-proxy's rules), or `kept`, the client's own (the ovs backend's pipeline).
+ */
+export type OutsideSource = 'masqueraded' | 'kept';
+
+const sourceWords = (source: OutsideSource) => (source === 'kept' ? 'keeping the client source' : 'masqueraded');
+
+function sourceIs(source: OutsideSource, c: Cluster, answers: Answer[], client: string, what: string): void {
+  if (source === 'kept') sourceKept(answers, client, what);
+  else masqueraded(answers, nodeAddrs(c), what);
+}
+
+/** How the off-cluster client reaches a NodePort, and which source its endpoints see. */
+export interface NodePortVia {
+  /** The address it connects to (default: the snapshot's node IP of the family) and its name. */
+  address?: { of(family: Family): string; label: string };
+  source: OutsideSource;
+}
+
+/** web's NodePort of one family from outside: every endpoint of that family, with the source `via` says. */
+export function nodePortFromOutside(family: Family, via: NodePortVia = { source: 'masqueraded' }): Scenario {
   const v = family === 6 ? 'IPv6 ' : '';
+  const on = via.address ? ` on ${via.address.label}` : '';
   return {
-    name: `${v}NodePort from outside the cluster reaches every ${v}endpoint, masqueraded`,
+    name: `${v}NodePort${on} from outside the cluster reaches every ${v}endpoint, ${sourceWords(via.source)}`,
     async run(c, snap) {
       const { svc, sp, eps } = target(snap, WEB, 'http', family);
-      const r = await one(c, EXTERNAL, job(sp, nodeIP(snap, family), nodePortOf(svc, sp), enoughToSeeAll(eps.length), routerAddr(c, family)));
-      masqueraded(answeredBy(r, eps, `${WEB} ${v}NodePort`), nodeAddrs(c), `${WEB} ${v}NodePort`);
+      const host = via.address?.of(family) ?? nodeIP(snap, family);
+      const src = routerAddr(c, family);
+      const what = `${WEB} ${v}NodePort${on}`;
+      const answers = answeredBy(await one(c, EXTERNAL, job(sp, host, nodePortOf(svc, sp), enoughToSeeAll(eps.length), src)), eps, what);
+      sourceIs(via.source, c, answers, src, what);
     },
   };
 }
 
-const externalIPFromOutside: Scenario = {
-  name: 'external IP from outside the cluster reaches the endpoints, masqueraded',
-  async run(c, snap) {
-    const { svc, sp, eps } = target(snap, LEGACY, 'https');
-    expect(svc.externalIPs.length, `${LEGACY} has an external IP`).toBeGreaterThan(0);
-    const r = await one(c, EXTERNAL, job(sp, svc.externalIPs[0], sp.port, enoughToSeeAll(eps.length)));
-    masqueraded(answeredBy(r, eps, `${LEGACY} external IP`), nodeAddrs(c), `${LEGACY} external IP`);
-  },
-};
+export function externalIPFromOutside(source: OutsideSource = 'masqueraded'): Scenario {
+  return {
+    name: `external IP from outside the cluster reaches the endpoints, ${sourceWords(source)}`,
+    async run(c, snap) {
+      const { svc, sp, eps } = target(snap, LEGACY, 'https');
+      expect(svc.externalIPs.length, `${LEGACY} has an external IP`).toBeGreaterThan(0);
+      const src = routerAddr(c, 4);
+      const r = await one(c, EXTERNAL, job(sp, svc.externalIPs[0], sp.port, enoughToSeeAll(eps.length), src));
+      sourceIs(source, c, answeredBy(r, eps, `${LEGACY} external IP`), src, `${LEGACY} external IP`);
+    },
+  };
+}
 
-const lbSourceRanges: Scenario = {
+export const lbSourceRanges: Scenario = {
   name: 'load-balancer IP admits sources inside loadBalancerSourceRanges and drops the others',
   async run(c, snap) {
     const svc = service(snap, STOREFRONT);
@@ -157,7 +185,7 @@ const lbSourceRanges: Scenario = {
   },
 };
 
-const externalLocal: Scenario = {
+export const externalLocal: Scenario = {
   name: 'externalTrafficPolicy Local keeps the client source and reaches only local endpoints',
   async run(c, snap) {
     const svc = service(snap, STOREFRONT);
@@ -190,14 +218,25 @@ function portsWithoutEndpoints(snap: Snapshot): { svc: SnapService; sp: SnapPort
   return out;
 }
 
+/**
+ * Probe jobs, shaped by `shape`, at every Service port of the snapshot without a ready
+ * endpoint: its ClusterIP (`inner`, for a pod) and its NodePort on the node IP (`outer`,
+ * from outside). Fails unless there is at least one.
+ */
+export function jobsWithoutEndpoints(snap: Snapshot, shape: (j: ProbeJob) => ProbeJob): { inner: ProbeJob[]; outer: ProbeJob[] } {
+  const empty = portsWithoutEndpoints(snap);
+  expect(empty.length, 'the snapshot has a Service port without endpoints').toBeGreaterThan(0);
+  return {
+    inner: empty.map((e) => shape(job(e.sp, clusterIP(e.svc, e.family), e.sp.port, 0))),
+    outer: empty.filter((e) => e.sp.nodePort).map((e) => shape(job(e.sp, nodeIP(snap, e.family), e.sp.nodePort!, 0))),
+  };
+}
+
 const noEndpoints: Scenario = {
   name: 'a Service without endpoints refuses connections at once instead of hanging',
   async run(c, snap) {
-    const empty = portsWithoutEndpoints(snap);
-    expect(empty.length, 'the snapshot has a Service port without endpoints').toBeGreaterThan(0);
     const refused = (j: ProbeJob): ProbeJob => ({ ...j, count: 2, timeoutMs: 2000, stopAfterFailures: 2 });
-    const inner = empty.map((e) => refused(job(e.sp, clusterIP(e.svc, e.family), e.sp.port, 0)));
-    const outer = empty.filter((e) => e.sp.nodePort).map((e) => refused(job(e.sp, nodeIP(snap, e.family), e.sp.nodePort!, 0)));
+    const { inner, outer } = jobsWithoutEndpoints(snap, refused);
     const [fromPod, fromOutside] = await Promise.all([c.probe(client(c).name, inner), c.probe(EXTERNAL, outer)]);
     inner.forEach((j, i) => failedWith(fromPod[i], 'ECONNREFUSED', `${j.proto} ClusterIP ${j.host}:${j.port}`, REFUSED_WITHIN_MS));
     outer.forEach((j, i) => failedWith(fromOutside[i], 'ECONNREFUSED', `${j.proto} NodePort ${j.host}:${j.port}`, REFUSED_WITHIN_MS));
@@ -302,7 +341,7 @@ export const HARNESS_CHECK = podsAnswerDirectly;
 export const SCENARIOS: Scenario[] = [
   clusterIPSpread(4),
   nodePortFromOutside(4),
-  externalIPFromOutside,
+  externalIPFromOutside(),
   lbSourceRanges,
   externalLocal,
   noEndpoints,

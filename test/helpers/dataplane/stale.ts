@@ -1,5 +1,5 @@
 // A data-plane run killed outright (SIGKILL, a lost machine) cannot run its afterAll. Its
-// namespaces carry the pid of the test process that made them (kproxc-pkt-<pid>-...), so
+// namespaces carry the pid of the test process that made them (kproxc-<prefix>-<pid>-...), so
 // the next run removes those whose process is gone, and only those: a suite running at the
 // same time in another worker keeps its own. Their links go with them; their echo servers
 // exit by themselves when their standard input closes.
@@ -15,9 +15,9 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes namespaces of this suite left by dead processes; returns their names. */
-export function removeStaleNamespaces(): string[] {
-  const pattern = new RegExp(`^kproxc-${NETNS_PREFIX}-(\\d+)-`);
+/** Removes namespaces of a suite (by its prefix) left by dead processes; returns their names. */
+export function removeStaleNamespaces(prefix: string = NETNS_PREFIX): string[] {
+  const pattern = new RegExp(`^kproxc-${prefix}-(\\d+)-`);
   const names = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
     .split('\n')
     .map((l) => l.split(' ')[0])

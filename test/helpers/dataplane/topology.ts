@@ -32,11 +32,11 @@ export function ipBatch(ns: Netns, lines: string[]): void {
 }
 
 /** An address with its prefix: the LAN prefix, or a host route for pod addresses. */
-function addrLine(addr: string, dev: string, prefix: number): string {
+export function addrLine(addr: string, dev: string, prefix: number): string {
   return familyOf(addr) === 6 ? `addr add ${addr}/${prefix} dev ${dev} nodad` : `addr add ${addr}/${prefix} dev ${dev}`;
 }
 
-const hostPrefix = (addr: string) => (familyOf(addr) === 6 ? 128 : 32);
+export const hostPrefix = (addr: string) => (familyOf(addr) === 6 ? 128 : 32);
 
 /** Routes to every other node's pod CIDRs through that node's LAN address of the family. */
 function podCIDRRoutes(self: string, nodes: NodePlan[]): string[] {
@@ -51,12 +51,12 @@ function podCIDRRoutes(self: string, nodes: NodePlan[]): string[] {
   return lines;
 }
 
-function defaultRoutes(config: HarnessConfig): string[] {
+export function defaultRoutes(config: HarnessConfig): string[] {
   return config.router.map((r) => `route add default via ${r}`);
 }
 
-function newNamespace(role: string, track: (ns: Netns) => void, forward: boolean): Netns {
-  const ns = createNetns(NETNS_PREFIX, role);
+export function newNamespace(prefix: string, role: string, track: (ns: Netns) => void, forward: boolean): Netns {
+  const ns = createNetns(prefix, role);
   track(ns);
   // Duplicate address detection would keep IPv6 addresses tentative for a second or two.
   const settings = ['net.ipv6.conf.all.accept_dad=0', 'net.ipv6.conf.default.accept_dad=0'];
@@ -69,33 +69,54 @@ function newNamespace(role: string, track: (ns: Netns) => void, forward: boolean
   return ns;
 }
 
-/**
- * A pod behind a veth pair on the node: /32 and /128 addresses, default route via the
- * gateway with the pod's first address of the family as source (a client pod holds
- * several, and the scenarios expect that one unless they name another).
- */
-function attachPod(node: Netns, nodePlan: NodePlan, pod: PodPlan, ns: Netns, dev: string): void {
-  ipBatch(node, [`link add ${dev} type veth peer name eth0 netns ${ns.name}`]);
-  const nodeSide = [`link set ${dev} up`];
-  const podSide = ['link set eth0 up', ...pod.addrs.map((a) => addrLine(a, 'eth0', hostPrefix(a)))];
-  for (const a of pod.addrs) nodeSide.push(`route add ${a}/${hostPrefix(a)} dev ${dev}`);
-  for (const gw of nodePlan.gateways) {
+/** The node's gateway addresses for a pod, each with the pod's first address of its family. */
+function gatewaysOf(nodePlan: NodePlan, pod: PodPlan): { gw: string; own: string }[] {
+  return nodePlan.gateways.flatMap((gw) => {
     const own = ofFamily(pod.addrs, familyOf(gw));
-    if (own.length === 0) continue;
-    nodeSide.push(addrLine(gw, dev, hostPrefix(gw)));
-    podSide.push(`route add ${gw} dev eth0 src ${own[0]}`, `route add default via ${gw} dev eth0 src ${own[0]}`);
-  }
-  ipBatch(node, nodeSide);
-  ipBatch(ns, podSide);
+    return own.length ? [{ gw, own: own[0] }] : [];
+  });
+}
+
+/**
+ * The pod's side of its link `dev`: /32 and /128 addresses, default route via the gateway
+ * with the pod's first address of the family as source (a client pod holds several, and
+ * the scenarios expect that one unless they name another).
+ */
+export function podSideLines(nodePlan: NodePlan, pod: PodPlan, dev: string): string[] {
+  const lines = [`link set ${dev} up`, ...pod.addrs.map((a) => addrLine(a, dev, hostPrefix(a)))];
+  for (const { gw, own } of gatewaysOf(nodePlan, pod)) lines.push(`route add ${gw} dev ${dev} src ${own}`, `route add default via ${gw} dev ${dev} src ${own}`);
+  return lines;
+}
+
+/** The node's routes to a pod's addresses over `dev`. */
+export function podRoutes(pod: PodPlan, dev: string): string[] {
+  return pod.addrs.map((a) => `route add ${a}/${hostPrefix(a)} dev ${dev}`);
+}
+
+/** The node's gateway addresses (host prefixes) on `dev`, for the families the pods use. */
+export function gatewayLines(nodePlan: NodePlan, pods: PodPlan[], dev: string): string[] {
+  const gws = new Set(pods.flatMap((p) => gatewaysOf(nodePlan, p).map((g) => g.gw)));
+  return [...gws].map((gw) => addrLine(gw, dev, hostPrefix(gw)));
+}
+
+/** A pod behind a veth pair on the node; the node side holds the gateway addresses. */
+export function attachPod(node: Netns, nodePlan: NodePlan, pod: PodPlan, ns: Netns, dev: string): void {
+  ipBatch(node, [`link add ${dev} type veth peer name eth0 netns ${ns.name}`]);
+  ipBatch(node, [`link set ${dev} up`, ...podRoutes(pod, dev), ...gatewayLines(nodePlan, [pod], dev)]);
+  ipBatch(ns, podSideLines(nodePlan, pod, 'eth0'));
+}
+
+/** Interface names: at most 15 characters, unique per process and topology. */
+export function interfaceTag(): string {
+  return `k${process.pid.toString(36)}${(built++).toString(36)}`;
 }
 
 export function buildTopology(plan: TopologyPlan, track: (ns: Netns) => void): Topology {
-  // Interface names: at most 15 characters, unique per process and topology.
-  const tag = `k${process.pid.toString(36)}${(built++).toString(36)}`;
+  const tag = interfaceTag();
   const { config } = plan;
   const lanLine = (a: string, dev: string) => addrLine(a, dev, config.lanPrefix[familyOf(a)]);
 
-  const external = newNamespace('external', track, false);
+  const external = newNamespace(NETNS_PREFIX, 'external', track, false);
   const bridge = `${tag}br`;
   ipBatch(external, [`link add ${bridge} type bridge`, `link set ${bridge} up`, ...config.router.map((a) => lanLine(a, bridge))]);
   // The LAN bridge is a plain switch: bridged frames skip the external namespace's netfilter.
@@ -114,13 +135,13 @@ export function buildTopology(plan: TopologyPlan, track: (ns: Netns) => void): T
   };
   const allNodes = [plan.node, ...plan.others];
 
-  const node = newNamespace('node', track, true);
+  const node = newNamespace(NETNS_PREFIX, 'node', track, true);
   lanPort(node, 0, plan.node.lanAddrs);
   ipBatch(node, [...podCIDRRoutes(plan.node.name, allNodes), ...defaultRoutes(config)]);
 
   const remotes = new Map<string, Netns>();
   plan.others.forEach((other, i) => {
-    const ns = newNamespace(`remote${i}`, track, false);
+    const ns = newNamespace(NETNS_PREFIX, `remote${i}`, track, false);
     lanPort(ns, i + 1, other.lanAddrs);
     // The other node's pods are addresses on its loopback: the dummy link type is not
     // available on every kernel the suite runs on, and loopback delivers just the same.
@@ -135,7 +156,7 @@ export function buildTopology(plan: TopologyPlan, track: (ns: Netns) => void): T
 
   const pods = new Map<string, Netns>();
   [...plan.localPods, ...plan.clients].forEach((pod, i) => {
-    const ns = newNamespace(pod.name, track, false);
+    const ns = newNamespace(NETNS_PREFIX, pod.name, track, false);
     attachPod(node, plan.node, pod, ns, `${tag}p${i}`);
     pods.set(pod.name, ns);
   });
