@@ -1,16 +1,9 @@
 // ajv (allErrors) over each object by kind; every schema error becomes a diagnostic that
 // points at the offending field in its file.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { displayText, quoteText, type Diagnostic } from '../diag/diagnostic.js';
 import type { FieldPath, SourceObject } from '../input/source.js';
-import {
-  endpointSliceSchema,
-  endpointsSchema,
-  kubeProxyConfigurationSchema,
-  nodeSchema,
-  serviceCIDRSchema,
-  serviceSchema,
-} from './kinds.js';
+import * as generated from './validators.generated.js';
 
 export type KnownKind = 'Service' | 'EndpointSlice' | 'Endpoints' | 'Node' | 'ServiceCIDR' | 'KubeProxyConfiguration';
 
@@ -24,17 +17,9 @@ const KINDS: Record<string, { kind: KnownKind; versions: string[] }> = {
   KubeProxyConfiguration: { kind: 'KubeProxyConfiguration', versions: ['kubeproxy.config.k8s.io/v1alpha1'] },
 };
 
-// The schemas are ours and fixed: checking them against JSON Schema's meta-schema on every
-// run cost some 50 ms of each start; a unit test checks them once instead.
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
-const validators: Record<KnownKind, ValidateFunction> = {
-  Service: ajv.compile(serviceSchema),
-  EndpointSlice: ajv.compile(endpointSliceSchema),
-  Endpoints: ajv.compile(endpointsSchema),
-  Node: ajv.compile(nodeSchema),
-  ServiceCIDR: ajv.compile(serviceCIDRSchema),
-  KubeProxyConfiguration: ajv.compile(kubeProxyConfigurationSchema),
-};
+// The schemas of kinds.ts as ajv (allErrors) compiles them, generated at build time by
+// scripts/gen-validators.mjs: compiling them at every start cost 130-300 ms of each run.
+const validators = generated as unknown as Record<KnownKind, ValidateFunction>;
 
 export function fieldPathText(p: FieldPath): string {
   let out = '';
