@@ -48,6 +48,14 @@ export interface NftCompileOptions extends CompileOptions {
  */
 export type Output = string | ChunkWriter;
 
+/** An output as one string, for callers that want the text itself (tests, small rulesets). */
+export function outputText(o: Output): string {
+  if (typeof o === 'string') return o;
+  const chunks: Buffer[] = [];
+  o((chunk) => chunks.push(Buffer.from(chunk)));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export interface CompileResult {
   output: Output;
   warnings: Diagnostic[];

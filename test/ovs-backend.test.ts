@@ -124,10 +124,27 @@ describe('the bundle', () => {
     ]);
   });
 
-  it('refuses a flow that names a group it does not hold (OVS would reject the bundle)', () => {
-    const b = new Bundle<string>(() => undefined);
+  it.each(['values', 'text'] as const)('refuses a flow that names a group it does not hold (OVS would reject the bundle), %s form', (form) => {
+    const b = new Bundle<string>(() => undefined, form);
     b.addFlow(flow(200, [groupAction(9)]), 'x');
     expect(() => b.text()).toThrow(InternalError);
+  });
+
+  it('prints the same in text form as in values form, and keeps no values in text form', () => {
+    const fill = (b: Bundle<string>) => {
+      b.addGroup({ id: 7, buckets: [{ actions: [DROP] }, { actions: [NORMAL] }] });
+      b.addGroup({ id: 3, buckets: [{ actions: [DROP] }] });
+      b.addFlow(flow(200, [groupAction(7)], [proto('udp')]), 'x');
+      b.addFlow({ ...flow(0, [NORMAL], []), table: 0 }, 'x');
+      b.addFlow(flow(200, [groupAction(3)], [proto('tcp')]), 'x');
+      b.addFlow(flow(10, [DROP]), 'x');
+      return b;
+    };
+    const values = fill(new Bundle<string>(() => undefined, 'values'));
+    const text = fill(new Bundle<string>(() => undefined, 'text'));
+    expect(text.text()).toBe(values.text());
+    expect(values.contents().flows.map((f) => f.text)).toEqual(values.text().trimEnd().split('\n').filter((l) => l.startsWith('flow add')));
+    expect(() => text.contents()).toThrow(InternalError);
   });
 });
 

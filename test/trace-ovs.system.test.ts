@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileOvs } from '../src/compile-ovs.js';
-import { loadModel } from '../src/compile.js';
+import { loadModel, outputText } from '../src/compile.js';
 import { servicePortKey, type FamilyModel } from '../src/model/types.js';
 import { formatIP, parseIP } from '../src/net/ip.js';
 import { ovsCases } from './helpers/ovs-cases.js';
@@ -63,7 +63,7 @@ afterAll(() => {
 function crossCheck(file: string, args: string[], packets: Packet[]): { hairpins: number; outcomes: Set<string> } {
   const text = fs.readFileSync(file, 'utf8');
   const compiled = compileOvs([{ name: file, text }], parseArgsToOptions(args));
-  ovs!.loadBundle(compiled.output);
+  ovs!.loadBundle(outputText(compiled.output));
   const tracer = tracerFor(file, args, 'ovs');
   let hairpins = 0;
   const outcomes = new Set<string>();

@@ -3,7 +3,8 @@
 import type { Diagnostic } from '../../diag/diagnostic.js';
 import { compareIP, isLoopback, type IP } from '../../net/ip.js';
 import type { FamilyModel, ServicePort } from '../../model/types.js';
-import { Bundle, type BundleFlow, type FlowConflict } from './bundle.js';
+import { ByteChunks, type ChunkWriter } from '../../nft/text.js';
+import { Bundle, type BundleFlow, type BundleForm, type FlowConflict } from './bundle.js';
 import { endpointFlows, serviceGroup } from './endpoints.js';
 import { fixedFlows, nodePortMarkFlows } from './fixed.js';
 import { matchText, type Group } from './openflow.js';
@@ -56,18 +57,24 @@ export interface OvsProgram {
 
 /** The bundle as values, in the order it prints: what `kproxc trace --backend ovs` walks. */
 export function compileOvsProgram(families: FamilyModel[], warnings: Diagnostic[]): OvsProgram {
-  return buildBundle(families, warnings).contents();
+  return buildBundle(families, warnings, 'values').contents();
 }
 
-export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]): string {
-  return buildBundle(families, warnings).text();
+/** The bundle's text, written out as chunks of bytes as it is printed (37 MB at 10,000 Services). */
+export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]): ChunkWriter {
+  const bundle = buildBundle(families, warnings, 'text');
+  return (sink) => {
+    const out = new ByteChunks(sink);
+    bundle.eachLine((l) => out.line(l));
+    out.finish();
+  };
 }
 
-function buildBundle(families: FamilyModel[], warnings: Diagnostic[]): Bundle<Owner> {
+function buildBundle(families: FamilyModel[], warnings: Diagnostic[], form: BundleForm): Bundle<Owner> {
   const bundle = new Bundle<Owner>((c) => {
     const w = conflictWarning(c);
     if (w) warnings.push(w);
-  });
+  }, form);
   for (const flow of fixedFlows(families.map((m) => ovsFamily(m.family)))) bundle.addFlow(flow, undefined);
   const capped = new Map<string, ServicePort>();
   for (const m of families) {

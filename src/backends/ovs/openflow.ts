@@ -197,10 +197,19 @@ export function actionsText(actions: Action[]): string {
   return actions.map(actionText).join(',');
 }
 
-export function flowText(f: Flow): string {
+// A bundle has a few cookies and a quarter of a million flows: print each cookie once.
+const cookieTexts = new Map<bigint, string>();
+function cookieText(cookie: bigint): string {
+  let t = cookieTexts.get(cookie);
+  if (t === undefined) cookieTexts.set(cookie, (t = `cookie=${hex(cookie)}`));
+  return t;
+}
+
+/** The `flow add` line; `match` is matchText(f), for a caller that already has it. */
+export function flowText(f: Flow, match: string = matchText(f)): string {
   checkFlow(f);
-  const head = [`cookie=${hex(f.cookie)}`, `table=${f.table}`, `priority=${f.priority}`, ...f.match.map(matchFieldText)].join(',');
-  return `flow add ${head} actions=${actionsText(f.actions)}`;
+  const head = `${cookieText(f.cookie)},table=${f.table},priority=${f.priority}`;
+  return `flow add ${match === '' ? head : `${head},${match}`} actions=${actionsText(f.actions)}`;
 }
 
 function bucketText(b: Bucket, id: number): string {
