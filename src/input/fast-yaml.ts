@@ -48,6 +48,7 @@ export function resolvePlain(s: string): unknown {
   // any non-string form.
   const lower = c | 0x20;
   if (lower >= 0x61 && lower <= 0x7a && lower !== 0x6e && lower !== 0x74 && lower !== 0x66) return s;
+  if (isDigit(c) && !mayBeNumber(s)) return s;
   if (NULL_RE.test(s)) return null;
   if (BOOL_RE.test(s)) return c === 0x74 || c === 0x54;
   if (OCT_RE.test(s)) return parseInt(s.substring(2), 8);
@@ -56,6 +57,56 @@ export function resolvePlain(s: string): unknown {
   if (NAN_INF_RE.test(s)) return s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? -Infinity : Infinity;
   if (EXP_RE.test(s) || FLOAT_RE.test(s)) return parseFloat(s);
   return s;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/**
+ * For a scalar that starts with a digit: false when no number pattern can match it, as
+ * for addresses and CIDRs. Numbers hold at most one dot, and only digits, "." "+" "-",
+ * the letters of hex digits and exponents, and the "o" and "x" of 0o and 0x.
+ */
+function mayBeNumber(s: string): boolean {
+  let dots = 0;
+  for (let i = 1; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (isDigit(c)) continue;
+    if (c === 0x2e) {
+      if (++dots > 1) return false;
+      continue;
+    }
+    const lower = c | 0x20;
+    if (c === 0x2b || c === 0x2d || (lower >= 0x61 && lower <= 0x66) || lower === 0x6f || lower === 0x78) continue;
+    return false;
+  }
+  return true;
+}
+
+// Digit strings this long or shorter are exact doubles, so they may be summed by hand.
+const MAX_EXACT_DIGITS = 15;
+
+/**
+ * The plain scalar s[p, e) (not empty), as resolvePlain gives it. The commonest forms
+ * that are not strings (port numbers, true, false) are read in place, without a copy of
+ * their text.
+ */
+export function resolvePlainAt(s: string, p: number, e: number): unknown {
+  const c = s.charCodeAt(p);
+  if (isDigit(c) && e - p <= MAX_EXACT_DIGITS) {
+    // A decimal integer, as INT_RE and parseInt read it (leading zeros included).
+    let n = c - 0x30;
+    let i = p + 1;
+    for (; i < e; i++) {
+      const d = s.charCodeAt(i);
+      if (!isDigit(d)) break;
+      n = n * 10 + (d - 0x30);
+    }
+    if (i === e) return n;
+  } else if (c === 0x74 && e - p === 4 && s.startsWith('true', p)) return true;
+  else if (c === 0x66 && e - p === 5 && s.startsWith('false', p)) return false;
+  return resolvePlain(s.slice(p, e));
 }
 
 // ---- quoted scalars --------------------------------------------------------------------
@@ -67,6 +118,22 @@ function decodeDoubleQuoted(body: string): string {
   if (body.indexOf('\\') === -1) return body;
   if (body.replace(JSON_ESCAPES, '').indexOf('\\') !== -1) throw new NotFast('escape outside the JSON set');
   return JSON.parse(`"${body}"`) as string;
+}
+
+/**
+ * Whether the plain scalar s[p, e) (no trailing space) holds " #" (a comment), ": " or
+ * ends in ":" (a mapping), which the full parser reads otherwise.
+ */
+function hasPlainIndicator(s: string, p: number, e: number): boolean {
+  for (let i = p; i < e; i++) {
+    const c = s.charCodeAt(i);
+    if (c === SPACE) {
+      if (s.charCodeAt(i + 1) === HASH) return true;
+    } else if (c === COLON) {
+      if (i + 1 === e || s.charCodeAt(i + 1) === SPACE) return true;
+    }
+  }
+  return false;
 }
 
 /** Characters that cannot start a plain scalar here (the rest of YAML's indicators, and ours). */
@@ -106,6 +173,23 @@ function isKeyStart(c: number): boolean {
 
 function isKeyChar(c: number): boolean {
   return isKeyStart(c) || c === 0x2e || c === 0x2f || c === DASH;
+}
+
+// Keys seen before, by a hash of their text: the same few dozen keys recur in every
+// document, and reusing one string spares a copy and its lookup as a property name.
+const KEY_CACHE_SIZE = 512;
+const keyCache: (string | undefined)[] = new Array<string | undefined>(KEY_CACHE_SIZE).fill(undefined);
+
+/** The plain key s[p, e) (not empty), which must resolve to a string. */
+function plainKey(s: string, p: number, e: number): string {
+  const len = e - p;
+  const h = (len * 131 + s.charCodeAt(p) * 31 + s.charCodeAt(p + (len >> 1)) * 7 + s.charCodeAt(e - 1)) & (KEY_CACHE_SIZE - 1);
+  const cached = keyCache[h];
+  if (cached !== undefined && cached.length === len && s.startsWith(cached, p)) return cached;
+  const k = resolvePlain(s.slice(p, e));
+  if (typeof k !== 'string') throw new NotFast('key that is not a string');
+  keyCache[h] = k;
+  return k;
 }
 
 /** Object keys; the parser gives up on keys that JavaScript treats specially. */
@@ -242,10 +326,7 @@ export class BlockReader {
     if (colon - p > MAX_KEY_LENGTH) throw new NotFast('long key');
     const c = this.s.charCodeAt(p);
     if (c === DQUOTE || c === SQUOTE) return this.quoted(p, colon - 1);
-    const text = this.s.slice(p, colon);
-    const k = resolvePlain(text);
-    if (typeof k !== 'string') throw new NotFast('key that is not a string');
-    return k;
+    return plainKey(this.s, p, colon);
   }
 
   /** A block mapping whose keys stand in column `indent`; the current line is its first entry. */
@@ -332,11 +413,8 @@ export class BlockReader {
     } else {
       let e = le;
       while (s.charCodeAt(e - 1) === SPACE) e--;
-      const text = s.slice(p, e);
-      if (text.includes(' #') || text.includes(': ') || text.charCodeAt(text.length - 1) === COLON) {
-        throw new NotFast('comment or mapping indicator in a plain scalar');
-      }
-      value = resolvePlain(text);
+      if (hasPlainIndicator(s, p, e)) throw new NotFast('comment or mapping indicator in a plain scalar');
+      value = resolvePlainAt(s, p, e);
       after = e;
     }
     if (this.blankFrom(after) !== le) throw new NotFast('text after a value');

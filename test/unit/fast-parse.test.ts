@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { readFast } from '../../src/input/fast-parse.js';
 import { fastJson } from '../../src/input/fast-json.js';
-import { resolvePlain } from '../../src/input/fast-yaml.js';
+import { resolvePlain, resolvePlainAt } from '../../src/input/fast-yaml.js';
 import { parseFiles, type FieldPath, type SourceObject } from '../../src/input/source.js';
 import { ROOT } from '../helpers/kproxc.js';
 import { rng } from '../helpers/random-cluster.js';
@@ -97,6 +97,17 @@ describe('fast path values', () => {
       'true', 'True', 'TRUE', 'tRue', 'yes', 'no', 'on', 'null', 'Null', 'NULL', '~', 'nil', '10.0.0.1', 'fd00::1', '12345678901234567890',
       '-0', '0.0', '+.5', '1.5e+3', 'a', 'n', 'f', 't'];
     for (const c of cases) expect(Object.is(resolvePlain(c), (reference(`k: ${c}\n`)[0] as { k: unknown }).k), c).toBe(true);
+  });
+
+  it('resolve plain scalars in place (ports, booleans, addresses) as the core schema does', () => {
+    const cases = ['0', '8080', '65535', '007', '000', '123456789012345', '1234567890123456', '99999999999999999999', '1.5', '1.', '1..2',
+      '1.2.3', '10.128.0.1', '10.0.0.0/8', '192.168.0.2', '1e5', '1.5e-3', '0x1F', '0o17', '0b1', '12ab', '1-2', '1+2', '1_0', '1:2', '9f',
+      '2001:db8::1', 'true', 'false', 'True', 'FALSE', 'trueish', 'fals', 'truex', 't', 'f', 'null', '~', '.5', '-1', '+7'];
+    for (const c of cases) {
+      const expected = (reference(`k: ${c}\n`)[0] as { k: unknown }).k;
+      expect(Object.is(resolvePlain(c), expected), c).toBe(true);
+      expect(Object.is(resolvePlainAt(`k: ${c} #`, 3, 3 + c.length), expected), c).toBe(true);
+    }
   });
 
   // Values shaped like Kubernetes objects, with keys and scalars that need care.
