@@ -1,6 +1,6 @@
 // EndpointSlices (and legacy v1 Endpoints) to endpoint sets, with the API server's rules
 // (ValidateEndpointSlice, ValidateEndpoints) for every field kproxc reads.
-import type { Reporter } from '../check/collector.js';
+import { acceptedIP, type IPRule, type Reporter } from '../check/collector.js';
 import { bool, fields, int, list, str, type Fields } from '../check/fields.js';
 import { checkMetadata } from '../check/metadata.js';
 import { dnsLabelProblem, dnsSubdomainProblem, labelValueProblem } from '../check/names.js';
@@ -13,14 +13,17 @@ const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 // kube-proxy's informers select only objects without these labels.
 const IGNORED_LABELS = ['service.kubernetes.io/service-proxy-name', 'service.kubernetes.io/headless'];
 
+// Paths of fields are built only to report a problem there: a snapshot has a few hundred
+// thousand endpoint fields, and nearly all of them are fine.
+
 /** ports[]: names are DNS-1123 labels, unique; a port without a number is ignored, as kube-proxy does. */
 function endpointPorts(r: Reporter, raw: unknown, path: FieldPath, nameRequired: boolean): DecodedEndpointSet['ports'] {
   const out: DecodedEndpointSet['ports'] = [];
   const names = new Set<string>();
   const items = list(raw);
-  items.forEach((item, i) => {
-    const p = fields(item);
-    const name = p.name === undefined || p.name === null ? '' : r.text([...path, i, 'name'], p.name) ?? '';
+  for (let i = 0; i < items.length; i++) {
+    const p = fields(items[i]);
+    const name = p.name === undefined || p.name === null ? '' : typeof p.name === 'string' ? p.name : r.text([...path, i, 'name'], p.name) ?? '';
     if (name !== '') {
       const problem = dnsLabelProblem(name);
       if (problem) r.report([...path, i, 'name'], problem);
@@ -29,16 +32,31 @@ function endpointPorts(r: Reporter, raw: unknown, path: FieldPath, nameRequired:
     } else if (nameRequired && items.length > 1) r.report([...path, i, 'name'], 'required when there is more than one port');
     const port = int(p.port);
     if (port !== undefined) out.push({ name, port, protocol: (str(p.protocol) ?? 'TCP') as Protocol });
-  });
+  }
   return out;
 }
 
 function nodeName(r: Reporter, path: FieldPath, value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
+  if (isKnownNodeName(value)) return value;
   const s = r.text(path, value);
   const problem = s === null ? null : dnsSubdomainProblem(s);
   if (problem) r.report(path, problem);
   return s ?? undefined;
+}
+
+// Node names recur on every endpoint of their node: each is checked once.
+const knownNodeNames = new Set<string>();
+const MAX_KNOWN_NODE_NAMES = 10000;
+
+/** True for a string that is a valid node name (nothing to report). */
+function isKnownNodeName(v: unknown): v is string {
+  if (typeof v !== 'string') return false;
+  if (knownNodeNames.has(v)) return true;
+  if (dnsSubdomainProblem(v) !== null) return false;
+  if (knownNodeNames.size >= MAX_KNOWN_NODE_NAMES) knownNodeNames.clear();
+  knownNodeNames.add(v);
+  return true;
 }
 
 function hintNames(r: Reporter, raw: unknown, path: FieldPath, rule: (s: string) => string | null): string[] | undefined {
@@ -54,26 +72,37 @@ function hintNames(r: Reporter, raw: unknown, path: FieldPath, rule: (s: string)
   return out;
 }
 
-function sliceEndpoint(r: Reporter, e: Fields, i: number, family: IPFamily): DecodedEndpoint | null {
-  const at = (...p: (string | number)[]): FieldPath => ['endpoints', i, ...p];
+function endpointField(i: number, ...p: (string | number)[]): FieldPath {
+  return ['endpoints', i, ...p];
+}
+
+function sliceEndpoint(r: Reporter, e: Fields, i: number, rule: IPRule): DecodedEndpoint | null {
   // Every address is checked, as the API server does; kube-proxy uses the first.
-  const ips = list(e.addresses).map((a, j) => r.ip(at('addresses', j), a, { family, nonSpecial: true }));
-  const node = nodeName(r, at('nodeName'), e.nodeName);
-  if (e.zone !== undefined && e.zone !== null) {
-    const zone = r.text(at('zone'), e.zone);
-    const problem = zone === null ? null : labelValueProblem(zone);
-    if (problem) r.report(at('zone'), problem);
+  const addresses = list(e.addresses);
+  let ip: IP | null = null;
+  for (let j = 0; j < addresses.length; j++) {
+    const a = acceptedIP(addresses[j], rule) ?? r.ip(endpointField(i, 'addresses', j), addresses[j], rule);
+    if (j === 0) ip = a;
   }
-  const hints = fields(e.hints);
-  const zoneHints = hintNames(r, hints.forZones, at('hints', 'forZones'), labelValueProblem);
-  const nodeHints = hintNames(r, hints.forNodes, at('hints', 'forNodes'), dnsSubdomainProblem);
-  const ip: IP | null = ips[0] ?? null;
+  const node = isKnownNodeName(e.nodeName) ? e.nodeName : nodeName(r, endpointField(i, 'nodeName'), e.nodeName);
+  if (e.zone !== undefined && e.zone !== null) {
+    const zone = r.text(endpointField(i, 'zone'), e.zone);
+    const problem = zone === null ? null : labelValueProblem(zone);
+    if (problem) r.report(endpointField(i, 'zone'), problem);
+  }
+  let zoneHints: string[] | undefined;
+  let nodeHints: string[] | undefined;
+  if (e.hints !== undefined) {
+    const hints = fields(e.hints);
+    zoneHints = hintNames(r, hints.forZones, endpointField(i, 'hints', 'forZones'), labelValueProblem);
+    nodeHints = hintNames(r, hints.forNodes, endpointField(i, 'hints', 'forNodes'), dnsSubdomainProblem);
+  }
   if (!ip) return null;
   const c = fields(e.conditions);
   const ready = bool(c.ready) ?? true;
   // The API defaults a missing serving condition to the ready one.
   const serving = bool(c.serving) ?? ready;
-  return { ip, nodeName: node, ready, serving, terminating: c.terminating === true, zoneHints, nodeHints };
+  return { ip, address: addresses[0] as string, nodeName: node, ready, serving, terminating: c.terminating === true, zoneHints, nodeHints };
 }
 
 export interface DecodedSlice {
@@ -90,11 +119,13 @@ export function decodeEndpointSlice(r: Reporter, value: unknown): DecodedSlice |
     return r.ok ? { skip: { path: ['addressType'], reason: 'FQDN EndpointSlices are not proxied; skipped', warn: true } } : null;
   }
   const family: IPFamily = addressType === 'IPv6' ? 6 : 4;
+  const rule: IPRule = { family, nonSpecial: true };
   const endpoints: DecodedEndpoint[] = [];
-  list(v.endpoints).forEach((e, i) => {
-    const ep = sliceEndpoint(r, fields(e), i, family);
+  const raw = list(v.endpoints);
+  for (let i = 0; i < raw.length; i++) {
+    const ep = sliceEndpoint(r, fields(raw[i]), i, rule);
     if (ep) endpoints.push(ep);
-  });
+  }
   const ports = endpointPorts(r, v.ports, ['ports'], false);
   if (!r.ok || !meta) return null;
   const ignoredBy = IGNORED_LABELS.find((l) => Object.hasOwn(meta.labels, l));
@@ -122,7 +153,7 @@ export function decodeLegacyEndpoints(r: Reporter, value: unknown): DecodedEndpo
         const node = nodeName(r, ['subsets', si, field, i, 'nodeName'], addr.nodeName);
         if (!ip) return;
         const eps = byFamily.get(ip.family) ?? [];
-        eps.push({ ip, nodeName: node, ready, serving: ready, terminating: false });
+        eps.push({ ip, address: addr.ip as string, nodeName: node, ready, serving: ready, terminating: false });
         byFamily.set(ip.family, eps);
       });
     }

@@ -32,6 +32,8 @@ export interface DecodedService {
 
 export interface DecodedEndpoint {
   ip: IP;
+  /** The address as written, which is its canonical text (anything else is refused). */
+  address: string;
   nodeName?: string;
   ready: boolean;
   serving: boolean;
@@ -92,7 +94,8 @@ function identity(o: TypedObject): string | undefined {
   if (o.kind === 'KubeProxyConfiguration' || typeof md.name !== 'string') return undefined;
   const namespaced = o.kind !== 'Node' && o.kind !== 'ServiceCIDR';
   const ns = namespaced ? (typeof md.namespace === 'string' ? md.namespace : 'default') : '';
-  return JSON.stringify([o.kind, ns, md.name]);
+  // The namespace's length keeps the key unambiguous whatever the names hold.
+  return `${o.kind} ${ns.length} ${ns}/${md.name}`;
 }
 
 /** A second object with the same identity is refused at its name; the first one stands. */
