@@ -3,7 +3,7 @@
 // the positioned parser, and the offsets found there are moved to the file's lines.
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import type { Position } from '../diag/diagnostic.js';
-import { readFast, type FastDocument, type Fragment } from './fast-parse.js';
+import { readFastEach, type FastDocument, type Fragment } from './fast-parse.js';
 import { LineIndex } from './positions.js';
 import type { FieldPath, InputFile, SourceObject } from './source.js';
 
@@ -64,35 +64,51 @@ function documentOf(f: InputFile, lines: LineIndex, d: FastDocument, slow: SlowR
 }
 
 /**
+ * Hands the objects of a file read by the fast path to `each`, in order, each as soon as
+ * its document is read. False when the file must be read by the full parser as a whole:
+ * some document has a problem to report (with its position), or is outside what the fast
+ * path can place exactly; objects of the documents before it have been handed over by then.
+ */
+export function eachFastObject(f: InputFile, fileIndex: number, slow: SlowReader, each: (o: SourceObject) => void): boolean {
+  const lines = new LineIndex(f.text);
+  let docIndex = 0;
+  let whole = true;
+  const read = readFastEach(f.text, /\.json$/.test(f.name), (doc) => {
+    whole = handDocument(f, fileIndex, docIndex++, lines, doc, slow, each);
+    return whole;
+  });
+  return read && whole;
+}
+
+/** The objects of one document to `each`; false when the file must go to the full parser. */
+function handDocument(f: InputFile, fileIndex: number, docIndex: number, lines: LineIndex, doc: FastDocument, slow: SlowReader, each: (o: SourceObject) => void): boolean {
+  const d = documentOf(f, lines, doc, slow);
+  if (!d) return false;
+  const value = d.value;
+  if (value === null || value === undefined) return true; // an empty document
+  // What is not a Kubernetes object (or List of them) is reported by the full parser.
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  const obj = value as Record<string, unknown>;
+  if (obj.kind !== 'List') {
+    each({ file: f.name, value, locate: d.locate([]), order: [fileIndex, docIndex, 0] });
+    return true;
+  }
+  if (obj.items !== undefined && !Array.isArray(obj.items)) return false;
+  const items = (obj.items ?? []) as unknown[];
+  for (let i = 0; i < items.length; i++) {
+    if (items[i] === null || items[i] === undefined) continue;
+    const piece: Fragment | null = d.item(i);
+    const locate = piece ? lazyLocate(f, lines, piece.start, lazyDocument(f, piece.start, piece.end), piece.base, slow) : d.locate(['items', i]);
+    each({ file: f.name, value: items[i], locate, order: [fileIndex, docIndex, i] });
+  }
+  return true;
+}
+
+/**
  * The objects of a file through the fast path, or null when the file must be read by the
- * full parser as a whole: some document has a problem to report (with its position), or
- * is outside what the fast path can place exactly.
+ * full parser as a whole (see eachFastObject).
  */
 export function readFastObjects(f: InputFile, fileIndex: number, slow: SlowReader): SourceObject[] | null {
-  const docs = readFast(f.text, /\.json$/.test(f.name));
-  if (!docs) return null;
-  const lines = new LineIndex(f.text);
   const objects: SourceObject[] = [];
-  for (let docIndex = 0; docIndex < docs.length; docIndex++) {
-    const d = documentOf(f, lines, docs[docIndex], slow);
-    if (!d) return null;
-    const value = d.value;
-    if (value === null || value === undefined) continue; // an empty document
-    // What is not a Kubernetes object (or List of them) is reported by the full parser.
-    if (typeof value !== 'object' || Array.isArray(value)) return null;
-    const obj = value as Record<string, unknown>;
-    if (obj.kind !== 'List') {
-      objects.push({ file: f.name, value, locate: d.locate([]), order: [fileIndex, docIndex, 0] });
-      continue;
-    }
-    if (obj.items !== undefined && !Array.isArray(obj.items)) return null;
-    const items = (obj.items ?? []) as unknown[];
-    for (let i = 0; i < items.length; i++) {
-      if (items[i] === null || items[i] === undefined) continue;
-      const piece: Fragment | null = d.item(i);
-      const locate = piece ? lazyLocate(f, lines, piece.start, lazyDocument(f, piece.start, piece.end), piece.base, slow) : d.locate(['items', i]);
-      objects.push({ file: f.name, value: items[i], locate, order: [fileIndex, docIndex, i] });
-    }
-  }
-  return objects;
+  return eachFastObject(f, fileIndex, slow, (o) => objects.push(o)) ? objects : null;
 }

@@ -55,13 +55,13 @@ function onlyComments(text: string, start: number, end: number): boolean {
   return /^(?:[ \t]*(?:#.*)?\n)*[ \t]*(?:#.*)?$/.test(text.slice(start, end));
 }
 
-function readYamlDocuments(text: string): FastDocument[] | null {
+/** Hands each document to `each` as it is read; false (before any) when the file is for the full parser. */
+function readYamlDocuments(text: string, each: (d: FastDocument) => boolean): boolean {
   const starts = documentStarts(text);
-  if (!starts) return null;
+  if (!starts) return false;
   // Comments before the first "---" belong to the document it starts, as in the yaml
   // package; a text of nothing but comments holds no document at all.
   if (onlyComments(text, 0, starts.length > 1 ? starts[1] : text.length)) starts.splice(starts.length > 1 ? 1 : 0, 1);
-  const docs: FastDocument[] = [];
   NOT_FAST_CHARS.lastIndex = 0;
   let bad = NOT_FAST_CHARS.exec(text)?.index ?? Infinity;
   for (let d = 0; d < starts.length; d++) {
@@ -71,24 +71,28 @@ function readYamlDocuments(text: string): FastDocument[] | null {
       // Skip to the first such character after this document.
       NOT_FAST_CHARS.lastIndex = end;
       bad = NOT_FAST_CHARS.exec(text)?.index ?? Infinity;
-      docs.push({ start, end, value: undefined, notFast: 'tab or unusual character', item: noItems });
+      if (!each({ start, end, value: undefined, notFast: 'tab or unusual character', item: noItems })) break;
       continue;
     }
-    const reader = new BlockReader(text, start, end);
-    try {
-      const value = reader.read();
-      const items = reader.listItems;
-      const item = items ? (i: number) => (i + 1 < items.length ? { start: items[i], end: items[i + 1], base: [0] } : null) : noItems;
-      docs.push({ start, end, value, item, nullField: reader.nullField });
-    } catch (e) {
-      if (!(e instanceof NotFast)) throw e;
-      docs.push({ start, end, value: undefined, notFast: e.message, item: noItems });
-    }
+    if (!each(readYamlDocument(text, start, end))) break;
   }
-  return docs;
+  return true;
 }
 
-function readJsonDocument(text: string): FastDocument[] | null {
+function readYamlDocument(text: string, start: number, end: number): FastDocument {
+  const reader = new BlockReader(text, start, end);
+  try {
+    const value = reader.read();
+    const items = reader.listItems;
+    const item = items ? (i: number) => (i + 1 < items.length ? { start: items[i], end: items[i + 1], base: [0] } : null) : noItems;
+    return { start, end, value, item, nullField: reader.nullField };
+  } catch (e) {
+    if (!(e instanceof NotFast)) throw e;
+    return { start, end, value: undefined, notFast: e.message, item: noItems };
+  }
+}
+
+function readJsonDocument(text: string): FastDocument | null {
   const read = fastJson(text);
   if (read === null) return null;
   let items: [number, number][] | null | undefined;
@@ -97,18 +101,30 @@ function readJsonDocument(text: string): FastDocument[] | null {
     const r = items?.[i];
     return r ? { start: r[0], end: r[1], base: [] } : null;
   };
-  return [{ start: 0, end: text.length, value: read.value, item, nullField: read.nullField }];
+  return { start: 0, end: text.length, value: read.value, item, nullField: read.nullField };
 }
 
 /**
- * The documents of a file read by the fast path, or null when the whole file is for the
- * full parser. `json` is for .json files, which must be JSON; a YAML file that holds JSON
- * (as `kubectl get -o json` prints it) is tried as JSON first.
+ * Reads the documents of a file by the fast path, handing each to `each` as soon as it is
+ * read (so that its value may die young); `each` returns false to stop. False, before
+ * any document, when the whole file is for the full parser. `json` is for .json files,
+ * which must be JSON; a YAML file that holds JSON (as `kubectl get -o json` prints it) is
+ * tried as JSON first.
  */
-export function readFast(text: string, json: boolean): FastDocument[] | null {
+export function readFastEach(text: string, json: boolean, each: (d: FastDocument) => boolean): boolean {
   if (json || /^\s*\{/.test(text.slice(0, 256))) {
-    const docs = readJsonDocument(text);
-    if (docs || json) return docs;
+    const doc = readJsonDocument(text);
+    if (doc) {
+      each(doc);
+      return true;
+    }
+    if (json) return false;
   }
-  return readYamlDocuments(text);
+  return readYamlDocuments(text, each);
+}
+
+/** The documents of a file read by the fast path, or null when the whole file is for the full parser. */
+export function readFast(text: string, json: boolean): FastDocument[] | null {
+  const docs: FastDocument[] = [];
+  return readFastEach(text, json, (d) => docs.push(d) > 0) ? docs : null;
 }

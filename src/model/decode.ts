@@ -2,6 +2,7 @@
 // problem is reported at its field; a bad object is left out so the others are still
 // checked and every problem of the run is reported together.
 import type { Diagnostic, Position } from '../diag/diagnostic.js';
+import type { SourceObject } from '../input/source.js';
 import { Reporter } from '../check/collector.js';
 import { fields } from '../check/fields.js';
 import type { CIDR, IP, IPFamily } from '../net/ip.js';
@@ -98,16 +99,19 @@ function identity(o: TypedObject): string | undefined {
   return `${o.kind} ${ns.length} ${ns}/${md.name}`;
 }
 
-/** A second object with the same identity is refused at its name; the first one stands. */
-function isDuplicate(o: TypedObject, r: Reporter, seen: Map<string, TypedObject>): boolean {
+/**
+ * A second object with the same identity is refused at its name; the first one stands.
+ * `seen` keeps where each first object stands, not the object: its value may die young.
+ */
+function isDuplicate(o: TypedObject, r: Reporter, seen: Map<string, SourceObject['locate']>): boolean {
   const id = identity(o);
   if (id === undefined) return false;
   const first = seen.get(id);
   if (!first) {
-    seen.set(id, o);
+    seen.set(id, o.source.locate);
     return false;
   }
-  const fp = first.source.locate(['metadata', 'name']);
+  const fp = first(['metadata', 'name']);
   r.report(['metadata', 'name'], `duplicate ${o.kind}: already defined at ${fp.file}:${fp.line}:${fp.col}`);
   return true;
 }
@@ -127,20 +131,28 @@ function warnOrphans(out: Decoded, serviceKeys: Set<string>, diagnostics: Diagno
   out.endpointSets = out.endpointSets.filter((s) => serviceKeys.has(`${s.namespace}/${s.service}`));
 }
 
-export function decodeAll(typed: TypedObject[], diagnostics: Diagnostic[]): Decoded {
-  const out: Decoded = { services: [], endpointSets: [], nodes: [], serviceCIDRs: [], proxyConfigs: [], invalidNodes: 0 };
-  const seen = new Map<string, TypedObject>();
+/**
+ * Decodes objects one at a time, in input order, keeping only what it decodes (not the
+ * objects' values), so that a value may be let go as soon as it is added.
+ */
+export class Decoder {
+  private readonly out: Decoded = { services: [], endpointSets: [], nodes: [], serviceCIDRs: [], proxyConfigs: [], invalidNodes: 0 };
+  private readonly seen = new Map<string, SourceObject['locate']>();
   // Every Service that is in the snapshot, valid or not, programmed or skipped.
-  const serviceKeys = new Set<string>();
-  for (const o of typed) {
+  private readonly serviceKeys = new Set<string>();
+
+  constructor(private readonly diagnostics: Diagnostic[]) {}
+
+  add(o: TypedObject): void {
+    const { out } = this;
     const v = o.source.value;
     const name = o.kind === 'KubeProxyConfiguration' ? undefined : objectName(v, o.kind);
-    const r = new Reporter(diagnostics, o.source, o.kind, name, o.refused);
-    if (isDuplicate(o, r, seen)) continue;
+    const r = new Reporter(this.diagnostics, o.source, o.kind, name, o.refused);
+    if (isDuplicate(o, r, this.seen)) return;
     switch (o.kind) {
       case 'Service': {
         const md = fields(fields(v).metadata);
-        if (typeof md.name === 'string') serviceKeys.add(`${typeof md.namespace === 'string' ? md.namespace : 'default'}/${md.name}`);
+        if (typeof md.name === 'string') this.serviceKeys.add(`${typeof md.namespace === 'string' ? md.namespace : 'default'}/${md.name}`);
         const s = decodeService(r, v);
         if (s) out.services.push(s);
         break;
@@ -168,6 +180,16 @@ export function decodeAll(typed: TypedObject[], diagnostics: Diagnostic[]): Deco
         break;
     }
   }
-  warnOrphans(out, serviceKeys, diagnostics);
-  return out;
+
+  /** Everything decoded; Endpoint sets of Services not in the snapshot are warned about and left out. */
+  finish(): Decoded {
+    warnOrphans(this.out, this.serviceKeys, this.diagnostics);
+    return this.out;
+  }
+}
+
+export function decodeAll(typed: TypedObject[], diagnostics: Diagnostic[]): Decoded {
+  const decoder = new Decoder(diagnostics);
+  for (const o of typed) decoder.add(o);
+  return decoder.finish();
 }
