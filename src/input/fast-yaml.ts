@@ -44,10 +44,10 @@ const FLOAT_RE = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
  */
 export function resolvePlain(s: string): unknown {
   const c = s.charCodeAt(0);
-  // Most scalars are names and addresses: a letter other than n/N/t/T/f/F cannot start
-  // any non-string form.
+  // Most scalars are names and addresses. Of the forms that are not strings, only null,
+  // true and false (three spellings each) start with a letter.
   const lower = c | 0x20;
-  if (lower >= 0x61 && lower <= 0x7a && lower !== 0x6e && lower !== 0x74 && lower !== 0x66) return s;
+  if (lower >= 0x61 && lower <= 0x7a) return wordScalar(s);
   if (isDigit(c) && !mayBeNumber(s)) return s;
   if (NULL_RE.test(s)) return null;
   if (BOOL_RE.test(s)) return c === 0x74 || c === 0x54;
@@ -57,6 +57,26 @@ export function resolvePlain(s: string): unknown {
   if (NAN_INF_RE.test(s)) return s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? -Infinity : Infinity;
   if (EXP_RE.test(s) || FLOAT_RE.test(s)) return parseFloat(s);
   return s;
+}
+
+/** A plain scalar that starts with a letter: null, true, false as NULL_RE and BOOL_RE spell them, else the text. */
+function wordScalar(s: string): unknown {
+  switch (s) {
+    case 'null':
+    case 'Null':
+    case 'NULL':
+      return null;
+    case 'true':
+    case 'True':
+    case 'TRUE':
+      return true;
+    case 'false':
+    case 'False':
+    case 'FALSE':
+      return false;
+    default:
+      return s;
+  }
 }
 
 function isDigit(c: number): boolean {

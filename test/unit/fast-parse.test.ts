@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { readFast } from '../../src/input/fast-parse.js';
+import { documentStarts, readFast } from '../../src/input/fast-parse.js';
 import { fastJson } from '../../src/input/fast-json.js';
 import { resolvePlain, resolvePlainAt } from '../../src/input/fast-yaml.js';
 import { parseFiles, type FieldPath, type SourceObject } from '../../src/input/source.js';
@@ -108,6 +108,22 @@ describe('fast path values', () => {
       expect(Object.is(resolvePlain(c), expected), c).toBe(true);
       expect(Object.is(resolvePlainAt(`k: ${c} #`, 3, 3 + c.length), expected), c).toBe(true);
     }
+  });
+
+  it('find directive and document end lines as the pattern does', () => {
+    const pattern = /^(?:%|\.\.\.(?:[ \t\n]|$))/m;
+    const refused = (t: string) => t.includes('\r') || pattern.test(t);
+    const cases = ['%YAML 1.2\n---\na: 1\n', 'a: 1\n...\n', 'a: 1\n... \n', 'a: 1\n...\t', 'a: 1\n...', '...', '...x\n', 'a: 1\n....\n',
+      'a: "%"\n', 'a: 1\n %x\n', 'a: 1\n%x', 'a: 1\u2028%x', 'a: 1\u2029...', 'a: 1\u2028...x', 'a: ...\n', '', '\n...\n...x', 'a\r\n'];
+    for (const t of cases) expect(documentStarts(t) === null, JSON.stringify(t)).toBe(refused(t));
+    const piece = fc.constantFrom('\n', '%', '.', '...', ' ', '\t', 'a', ': ', '\u2028', '\u2029', '---', '#');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const t = pieces.join('');
+        expect(documentStarts(t) === null, JSON.stringify(t)).toBe(refused(t));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   // Values shaped like Kubernetes objects, with keys and scalars that need care.
