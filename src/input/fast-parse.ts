@@ -42,9 +42,11 @@ const NOT_FAST_CHARS = /[\t\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\u
 export function documentStarts(text: string): number[] | null {
   if (text.includes('\r') || hasDirectiveOrEnd(text)) return null;
   const starts = [0];
-  for (let i = text.indexOf('\n---'); i !== -1; i = text.indexOf('\n---', i + 4)) {
-    const c = text.charCodeAt(i + 4);
-    if (Number.isNaN(c) || c === 0x0a || c === 0x20 || c === 0x09) starts.push(i + 1);
+  // "---" is rarer than a line break, so it is what is searched for.
+  for (let i = text.indexOf('---', 1); i !== -1; i = text.indexOf('---', i + 3)) {
+    if (text.charCodeAt(i - 1) !== 0x0a) continue;
+    const c = text.charCodeAt(i + 3);
+    if (Number.isNaN(c) || c === 0x0a || c === 0x20 || c === 0x09) starts.push(i);
   }
   return starts;
 }
@@ -64,9 +66,10 @@ function hasDirectiveOrEnd(text: string): boolean {
     const c = text.charCodeAt(i + 3);
     return Number.isNaN(c) || c === 0x20 || c === 0x09 || c === 0x0a;
   };
-  if (text.charCodeAt(0) === 0x25 || isEnd(0)) return true;
-  if (text.includes('\n%')) return true;
-  for (let i = text.indexOf('\n...'); i !== -1; i = text.indexOf('\n...', i + 1)) if (isEnd(i + 1)) return true;
+  // The rare character first, then whether it starts a line.
+  const atLineStart = (i: number) => i === 0 || text.charCodeAt(i - 1) === 0x0a;
+  for (let i = text.indexOf('%'); i !== -1; i = text.indexOf('%', i + 1)) if (atLineStart(i)) return true;
+  for (let i = text.indexOf('...'); i !== -1; i = text.indexOf('...', i + 1)) if (atLineStart(i) && isEnd(i)) return true;
   return false;
 }
 
