@@ -204,20 +204,43 @@ function isKeyChar(c: number): boolean {
   return isKeyStart(c) || c === 0x2e || c === 0x2f || c === DASH;
 }
 
-// Keys seen before, by a hash of their text: the same few dozen keys recur in every
-// document, and reusing one string spares a copy and its lookup as a property name.
-const KEY_CACHE_SIZE = 512;
-const keyCache: (string | undefined)[] = new Array<string | undefined>(KEY_CACHE_SIZE).fill(undefined);
+// Keys seen before, by their first two characters (a few each): the same few dozen keys
+// recur in every document. A known key is recognised by one comparison with the text,
+// without scanning the key first, and its string is reused, which spares a copy and its
+// lookup as a property name.
+const KEY_SLOTS = 256;
+const KEY_WAYS = 4;
+const knownKeys: (string | undefined)[] = new Array<string | undefined>(KEY_SLOTS * KEY_WAYS).fill(undefined);
 
-/** The plain key s[p, e) (not empty), which must resolve to a string. */
+function keySlot(s: string, p: number): number {
+  return ((s.charCodeAt(p) * 31 + s.charCodeAt(p + 1)) & (KEY_SLOTS - 1)) * KEY_WAYS;
+}
+
+/**
+ * The known plain key that stands at p as a whole entry key (followed by ": ", or ":" at
+ * the line's end `le`), else null. Known keys are made of key characters only, so a scan
+ * of the key would stop at that colon too.
+ */
+function knownKeyAt(s: string, p: number, le: number): string | null {
+  const slot = keySlot(s, p);
+  for (let w = slot; w < slot + KEY_WAYS; w++) {
+    const k = knownKeys[w];
+    if (k === undefined) return null;
+    const colon = p + k.length;
+    if (s.charCodeAt(colon) === COLON && (colon + 1 === le || s.charCodeAt(colon + 1) === SPACE) && textAt(s, p, k)) return k;
+  }
+  return null;
+}
+
+/** The plain key s[p, e) (not empty, key characters only), which must resolve to a string. */
 function plainKey(s: string, p: number, e: number): string {
-  const len = e - p;
-  const h = (len * 131 + s.charCodeAt(p) * 31 + s.charCodeAt(p + (len >> 1)) * 7 + s.charCodeAt(e - 1)) & (KEY_CACHE_SIZE - 1);
-  const cached = keyCache[h];
-  if (cached !== undefined && cached.length === len && textAt(s, p, cached)) return cached;
   const k = resolvePlain(s.slice(p, e));
   if (typeof k !== 'string') throw new NotFast('key that is not a string');
-  keyCache[h] = k;
+  // Into a free way of its slot, or in place of the slot's last one.
+  const slot = keySlot(s, p);
+  let w = slot;
+  while (w < slot + KEY_WAYS - 1 && knownKeys[w] !== undefined) w++;
+  knownKeys[w] = k;
   return k;
 }
 
@@ -242,6 +265,9 @@ export class BlockReader {
   private col = 0;
   private eof = false;
   private depth = 0;
+  // The known key entryColon last found, and where (-1: none).
+  private knownKey = '';
+  private knownKeyStart = -1;
   /**
    * For a kubectl List (a root mapping with an `items` block sequence): the line start of
    * each item, then the offset where the last one ends.
@@ -319,6 +345,12 @@ export class BlockReader {
    */
   private entryColon(p: number): number {
     const { s, le } = this;
+    const known = knownKeyAt(s, p, le);
+    if (known !== null) {
+      this.knownKey = known;
+      this.knownKeyStart = p;
+      return p + known.length;
+    }
     const c = s.charCodeAt(p);
     let i: number;
     if (isKeyStart(c)) {
@@ -352,6 +384,7 @@ export class BlockReader {
   }
 
   private key(p: number, colon: number): string {
+    if (this.knownKeyStart === p) return this.knownKey;
     if (colon - p > MAX_KEY_LENGTH) throw new NotFast('long key');
     const c = this.s.charCodeAt(p);
     if (c === DQUOTE || c === SQUOTE) return this.quoted(p, colon - 1);
