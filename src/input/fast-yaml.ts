@@ -135,7 +135,26 @@ export function resolvePlainAt(s: string, p: number, e: number): unknown {
     if (i === e) return n;
   } else if (c === 0x74 && e - p === 4 && textAt(s, p, 'true')) return true;
   else if (c === 0x66 && e - p === 5 && textAt(s, p, 'false')) return false;
+  else if (((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) && e - p <= MAX_SHARED_WORD) return sharedWord(s, p, e);
   return resolvePlain(s.slice(p, e));
+}
+
+// Short words recur (node names, protocols, namespaces, port names): the last one seen
+// with a given hash is kept, and the same text gives that same string again. Fewer
+// strings are made, and the ones kept to the end are shared.
+const MAX_SHARED_WORD = 32;
+const WORD_CACHE_SIZE = 1024;
+const wordCache: (string | undefined)[] = new Array<string | undefined>(WORD_CACHE_SIZE).fill(undefined);
+
+/** The plain scalar s[p, e), which starts with a letter: null, true, false or the text (see wordScalar). */
+function sharedWord(s: string, p: number, e: number): unknown {
+  const len = e - p;
+  const h = (len * 131 + s.charCodeAt(p + 1) * 31 + s.charCodeAt(p + (len >> 1)) * 7 + s.charCodeAt(e - 1)) & (WORD_CACHE_SIZE - 1);
+  const cached = wordCache[h];
+  if (cached !== undefined && cached.length === len && textAt(s, p, cached)) return cached;
+  const v = wordScalar(s.slice(p, e));
+  if (typeof v === 'string') wordCache[h] = v;
+  return v;
 }
 
 // ---- quoted scalars --------------------------------------------------------------------

@@ -107,6 +107,12 @@ describe('fast path values', () => {
       const expected = (reference(`k: ${c}\n`)[0] as { k: unknown }).k;
       expect(Object.is(resolvePlain(c), expected), c).toBe(true);
       expect(Object.is(resolvePlainAt(`k: ${c} #`, 3, 3 + c.length), expected), c).toBe(true);
+      // Again, from a remembered word where there is one.
+      expect(Object.is(resolvePlainAt(`- ${c}`, 2, 2 + c.length), expected), c).toBe(true);
+    }
+    // Words of one length and hash that differ inside.
+    for (const w of ['node-a1', 'node-b1', 'node-a1', 'nodeXa1', 'Null', 'nUll', 'Null']) {
+      expect(resolvePlainAt(` ${w}:`, 1, 1 + w.length), w).toBe(w === 'Null' ? null : w);
     }
   });
 
