@@ -6,7 +6,7 @@ import type { SourceObject } from '../input/source.js';
 import { Reporter } from '../check/collector.js';
 import { fields } from '../check/fields.js';
 import type { CIDR, IP, IPFamily } from '../net/ip.js';
-import { objectName, type TypedObject } from '../schema/validate.js';
+import type { TypedObject } from '../schema/validate.js';
 import { decodeEndpointSlice, decodeLegacyEndpoints } from './decode-endpoints.js';
 import { decodeNode, decodeServiceCIDR } from './decode-node.js';
 import { decodeProxyConfig } from './decode-proxy-config.js';
@@ -146,13 +146,13 @@ export class Decoder {
   add(o: TypedObject): void {
     const { out } = this;
     const v = o.source.value;
-    const name = o.kind === 'KubeProxyConfiguration' ? undefined : objectName(v, o.kind);
+    const name = o.kind === 'KubeProxyConfiguration' ? undefined : o.name;
     const r = new Reporter(this.diagnostics, o.source, o.kind, name, o.refused);
     if (isDuplicate(o, r, this.seen)) return;
     switch (o.kind) {
       case 'Service': {
-        const md = fields(fields(v).metadata);
-        if (typeof md.name === 'string') this.serviceKeys.add(`${typeof md.namespace === 'string' ? md.namespace : 'default'}/${md.name}`);
+        // "namespace/name" ("default" when absent), as warnOrphans looks it up.
+        if (name !== undefined) this.serviceKeys.add(name);
         const s = decodeService(r, v);
         if (s) out.services.push(s);
         break;

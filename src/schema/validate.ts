@@ -89,6 +89,8 @@ export interface TypedObject {
   source: SourceObject;
   /** Fields the schema refused (reported): the object is invalid, but its other fields are still checked. */
   refused: FieldPath[];
+  /** The object as diagnostics name it (objectName), if it has a name. */
+  name: string | undefined;
 }
 
 /** Sorts objects into known kinds (schema-checked) and warnings for the rest. */
@@ -140,5 +142,5 @@ export function validateObject(o: SourceObject, diagnostics: Diagnostic[]): Type
       diagnostics.push({ severity: 'error', pos: o.locate(path), kind: known.kind, object: name, field: fieldPathText(path), message });
     }
   }
-  return { kind: known.kind, source: o, refused };
+  return { kind: known.kind, source: o, refused, name };
 }
