@@ -19,11 +19,6 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** "ip:port", IPv6 in brackets; `address` is the canonical text of `ip`. */
-function endpointKey(ip: IP, address: string, port: number): string {
-  return ip.family === 6 ? `[${address}]:${port}` : `${address}:${port}`;
-}
-
 interface NodeChoice {
   name: string;
   node?: DecodedNode;
@@ -178,23 +173,15 @@ function endpointsFor(sets: DecodedEndpointSet[], nodeName: string, family: IPFa
   for (const set of sets) {
     if (set.family !== family) continue;
     if (set.legacy && sliced!.has(`${set.namespace}/${set.service}`)) continue;
-    for (const p of set.ports) {
+    for (let k = 0; k < set.ports.length; k++) {
+      const p = set.ports[k];
       const key = servicePortKey({ namespace: set.namespace, name: set.service, port: p.name, protocol: p.protocol });
-      let eps = byPort.get(key);
-      if (!eps) byPort.set(key, (eps = []));
-      for (const e of set.endpoints) {
-        eps.push({
-          ip: e.ip,
-          port: p.port,
-          key: endpointKey(e.ip, e.address, p.port),
-          isLocal: e.nodeName === nodeName,
-          ready: e.ready,
-          serving: e.serving,
-          terminating: e.terminating,
-          zoneHints: e.zoneHints ? new Set(e.zoneHints) : undefined,
-          nodeHints: e.nodeHints ? new Set(e.nodeHints) : undefined,
-        });
-      }
+      const eps = set.endpoints[k];
+      for (let j = 0; j < eps.length; j++) eps[j].isLocal = set.nodeNames[j] === nodeName;
+      // The set's own list becomes the port's when it is the first; the sets are not read again.
+      const merged = byPort.get(key);
+      if (!merged) byPort.set(key, eps);
+      else for (const e of eps) merged.push(e);
     }
   }
   for (const eps of byPort.values()) uniqueByKey(sortByKey(eps));

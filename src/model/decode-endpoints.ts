@@ -6,8 +6,47 @@ import { checkMetadata } from '../check/metadata.js';
 import { dnsLabelProblem, dnsSubdomainProblem, labelValueProblem } from '../check/names.js';
 import type { FieldPath } from '../input/source.js';
 import type { IP, IPFamily } from '../net/ip.js';
-import type { DecodedEndpoint, DecodedEndpointSet } from './decode.js';
-import type { Protocol } from './types.js';
+import type { DecodedEndpointSet } from './decode.js';
+import type { Endpoint, Protocol } from './types.js';
+
+/** One endpoint of a slice (or an Endpoints subset) as read, before it is made one per port. */
+interface DecodedEndpoint {
+  ip: IP;
+  /** The address as written, which is its canonical text (anything else is refused). */
+  address: string;
+  nodeName?: string;
+  ready: boolean;
+  serving: boolean;
+  terminating: boolean;
+  zoneHints?: string[];
+  nodeHints?: string[];
+}
+
+/** "ip:port", IPv6 in brackets: kube-proxy's sort key; `address` is the canonical text of `ip`. */
+function endpointKey(ip: IP, address: string, port: number): string {
+  return ip.family === 6 ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/** The model's endpoints, one list per port, and the node of each (see DecodedEndpointSet). */
+function modelEndpoints(eps: DecodedEndpoint[], ports: DecodedEndpointSet['ports']): Pick<DecodedEndpointSet, 'endpoints' | 'nodeNames'> {
+  const nodeNames = eps.map((e) => e.nodeName);
+  const endpoints = ports.map((p) =>
+    eps.map(
+      (e): Endpoint => ({
+        ip: e.ip,
+        port: p.port,
+        key: endpointKey(e.ip, e.address, p.port),
+        isLocal: false, // filled in by the model
+        ready: e.ready,
+        serving: e.serving,
+        terminating: e.terminating,
+        zoneHints: e.zoneHints ? new Set(e.zoneHints) : undefined,
+        nodeHints: e.nodeHints ? new Set(e.nodeHints) : undefined,
+      }),
+    ),
+  );
+  return { endpoints, nodeNames };
+}
 
 const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 // kube-proxy's informers select only objects without these labels.
@@ -134,7 +173,8 @@ export function decodeEndpointSlice(r: Reporter, value: unknown): DecodedSlice |
   if (service === undefined) {
     return { skip: { path: ['metadata', 'labels'], reason: `has no ${LABEL_SERVICE_NAME} label; skipped`, warn: true } };
   }
-  return { set: { namespace: meta.namespace, service, family, legacy: false, endpoints, ports, pos: r.source.locate(['metadata', 'name']), object: `${meta.namespace}/${meta.name}` } };
+  const pos = r.source.locate(['metadata', 'name']);
+  return { set: { namespace: meta.namespace, service, family, legacy: false, ports, ...modelEndpoints(endpoints, ports), pos, object: `${meta.namespace}/${meta.name}` } };
 }
 
 /** v1 Endpoints: one set per subset and family; subsets[].addresses are ready, notReadyAddresses are not. */
@@ -160,7 +200,7 @@ export function decodeLegacyEndpoints(r: Reporter, value: unknown): DecodedEndpo
     for (const [family, endpoints] of byFamily) {
       if (!meta) continue;
       const pos = r.source.locate(['metadata', 'name']);
-      out.push({ namespace: meta.namespace, service: meta.name, family, legacy: true, endpoints, ports, pos, object: `${meta.namespace}/${meta.name}` });
+      out.push({ namespace: meta.namespace, service: meta.name, family, legacy: true, ports, ...modelEndpoints(endpoints, ports), pos, object: `${meta.namespace}/${meta.name}` });
     }
   });
   return r.ok && meta ? out : [];

@@ -11,7 +11,7 @@ import { decodeEndpointSlice, decodeLegacyEndpoints } from './decode-endpoints.j
 import { decodeNode, decodeServiceCIDR } from './decode-node.js';
 import { decodeProxyConfig } from './decode-proxy-config.js';
 import { decodeService } from './decode-service.js';
-import type { Protocol } from './types.js';
+import type { Endpoint, Protocol } from './types.js';
 
 export interface DecodedService {
   pos: Position;
@@ -31,25 +31,20 @@ export interface DecodedService {
   topologyDisabled: boolean;
 }
 
-export interface DecodedEndpoint {
-  ip: IP;
-  /** The address as written, which is its canonical text (anything else is refused). */
-  address: string;
-  nodeName?: string;
-  ready: boolean;
-  serving: boolean;
-  terminating: boolean;
-  zoneHints?: string[];
-  nodeHints?: string[];
-}
-
 export interface DecodedEndpointSet {
   namespace: string;
   service: string;
   family: IPFamily;
   legacy: boolean; // from v1 Endpoints
-  endpoints: DecodedEndpoint[];
   ports: { name: string; port: number; protocol: Protocol }[];
+  /**
+   * The model's endpoints of each port (endpoints[k] for ports[k]), in input order. They
+   * are made as the object is decoded, so that nothing else is kept for them; whether one
+   * is local is known only once the node is chosen, and the model fills it in.
+   */
+  endpoints: Endpoint[][];
+  /** The node of each endpoint, in the order of every port's list. */
+  nodeNames: (string | undefined)[];
   /** Where the object stands, and its name, for warnings about it. */
   pos: Position;
   object: string;
