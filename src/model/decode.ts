@@ -84,29 +84,54 @@ export interface Decoded {
 }
 
 
-/** Objects are the same when kind, namespace (absent means "default") and name are. */
-function identity(o: TypedObject): string | undefined {
-  const md = fields(fields(o.source.value).metadata);
-  if (o.kind === 'KubeProxyConfiguration' || typeof md.name !== 'string') return undefined;
-  const namespaced = o.kind !== 'Node' && o.kind !== 'ServiceCIDR';
-  const ns = namespaced ? (typeof md.namespace === 'string' ? md.namespace : 'default') : '';
-  // The namespace's length keeps the key unambiguous whatever the names hold.
-  return `${o.kind} ${ns.length} ${ns}/${md.name}`;
+type Locate = SourceObject['locate'];
+
+interface FirstObject {
+  kind: string;
+  namespace: string;
+  /** Where it stands; not the object itself, whose value may die young. */
+  locate: Locate;
 }
 
 /**
- * A second object with the same identity is refused at its name; the first one stands.
- * `seen` keeps where each first object stands, not the object: its value may die young.
+ * The first object of each identity: kind, namespace (absent means "default"; none for
+ * cluster-scoped kinds) and name. Found by name first: names seldom repeat, so a key
+ * string is made only for a name that does.
  */
-function isDuplicate(o: TypedObject, r: Reporter, seen: Map<string, SourceObject['locate']>): boolean {
-  const id = identity(o);
-  if (id === undefined) return false;
-  const first = seen.get(id);
-  if (!first) {
-    seen.set(id, o.source.locate);
-    return false;
+class FirstObjects {
+  private readonly byName = new Map<string, FirstObject | Map<string, FirstObject>>();
+
+  /** The first object with this identity; undefined when there is none yet, and this one becomes it. */
+  firstOrAdd(kind: string, namespace: string, name: string, locate: Locate): FirstObject | undefined {
+    const found = this.byName.get(name);
+    if (found === undefined) {
+      this.byName.set(name, { kind, namespace, locate });
+      return undefined;
+    }
+    // Kinds hold no space, so "kind namespace" tells every pair apart.
+    let byKind: Map<string, FirstObject>;
+    if (found instanceof Map) byKind = found;
+    else if (found.kind === kind && found.namespace === namespace) return found;
+    else {
+      byKind = new Map([[`${found.kind} ${found.namespace}`, found]]);
+      this.byName.set(name, byKind);
+    }
+    const key = `${kind} ${namespace}`;
+    const first = byKind.get(key);
+    if (first === undefined) byKind.set(key, { kind, namespace, locate });
+    return first;
   }
-  const fp = first(['metadata', 'name']);
+}
+
+/** A second object with the same identity is refused at its name; the first one stands. */
+function isDuplicate(o: TypedObject, r: Reporter, seen: FirstObjects): boolean {
+  const md = fields(fields(o.source.value).metadata);
+  if (o.kind === 'KubeProxyConfiguration' || typeof md.name !== 'string') return false;
+  const namespaced = o.kind !== 'Node' && o.kind !== 'ServiceCIDR';
+  const namespace = namespaced ? (typeof md.namespace === 'string' ? md.namespace : 'default') : '';
+  const first = seen.firstOrAdd(o.kind, namespace, md.name, o.source.locate);
+  if (first === undefined) return false;
+  const fp = first.locate(['metadata', 'name']);
   r.report(['metadata', 'name'], `duplicate ${o.kind}: already defined at ${fp.file}:${fp.line}:${fp.col}`);
   return true;
 }
@@ -132,7 +157,7 @@ function warnOrphans(out: Decoded, serviceKeys: Set<string>, diagnostics: Diagno
  */
 export class Decoder {
   private readonly out: Decoded = { services: [], endpointSets: [], nodes: [], serviceCIDRs: [], proxyConfigs: [], invalidNodes: 0 };
-  private readonly seen = new Map<string, SourceObject['locate']>();
+  private readonly seen = new FirstObjects();
   // Every Service that is in the snapshot, valid or not, programmed or skipped.
   private readonly serviceKeys = new Set<string>();
 
