@@ -24,7 +24,9 @@ interface DecodedEndpoint {
 
 /** "ip:port", IPv6 in brackets: kube-proxy's sort key; `address` is the canonical text of `ip`. */
 function endpointKey(ip: IP, address: string, port: number): string {
-  return ip.family === 6 ? `[${address}]:${port}` : `${address}:${port}`;
+  // join makes one flat string; a template makes a chain of pieces that every comparison
+  // and hash of the key must first copy into one.
+  return ip.family === 6 ? `[${address}]:${port}` : [address, port].join(':');
 }
 
 /** The model's endpoints, one list per port, and the node of each (see DecodedEndpointSet). */

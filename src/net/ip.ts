@@ -110,12 +110,12 @@ function parseIPv6(s: string): Uint8Array | null {
 /** Parses an IPv4 or IPv6 address; null when the text is not one. */
 export function parseIP(s: string): IP | null {
   if (typeof s !== 'string') return null;
-  if (s.includes(':')) {
-    const b = parseIPv6(s);
-    return b ? { family: 6, bytes: b } : null;
-  }
-  const b = parseIPv4(s);
-  return b ? { family: 4, bytes: b } : null;
+  // IPv4 first: most addresses are, and its reader stops at the first ":" of one that is not.
+  const b4 = parseIPv4(s);
+  if (b4) return { family: 4, bytes: b4 };
+  if (!s.includes(':')) return null;
+  const b = parseIPv6(s);
+  return b ? { family: 6, bytes: b } : null;
 }
 
 /** Canonical text: dotted quad, or RFC 5952 (lower case, longest zero run compressed). */
