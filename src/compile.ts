@@ -1,12 +1,12 @@
 // The pipeline: files -> documents -> schema -> semantic checks -> model -> backend ->
 // writer. Returns values; only the CLI touches the process.
 import { UserInputError, type Diagnostic } from './diag/diagnostic.js';
-import { parseFiles, type InputFile } from './input/source.js';
-import { decodeAll } from './model/decode.js';
+import { parseFiles, streamFiles, type InputFile } from './input/source.js';
+import { decodeAll, Decoder, type Decoded } from './model/decode.js';
 import { buildModel } from './model/build.js';
 import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
-import { validateObjects } from './schema/validate.js';
+import { validateObject, validateObjects } from './schema/validate.js';
 import { compileFamilyTable } from './backends/nftables/index.js';
 import { fullReplace } from './nft/transaction.js';
 import { fullReplaceBytes, type ChunkWriter } from './nft/text.js';
@@ -19,17 +19,48 @@ export interface ModelResult {
   warnings: Diagnostic[];
 }
 
+interface Loaded {
+  parseDiagnostics: Diagnostic[];
+  /** Diagnostics of checking and decoding, in that order. */
+  diagnostics: Diagnostic[];
+  decoded: Decoded;
+}
+
+/**
+ * Each object read, checked and decoded as soon as its document is read: a parsed value
+ * then dies young instead of being copied by every collection until all are decoded.
+ * Null when a file turned out to need the full parser part way through.
+ */
+function loadStreaming(files: InputFile[]): Loaded | null {
+  const checked: Diagnostic[] = [];
+  const decodedDiags: Diagnostic[] = [];
+  const decoder = new Decoder(decodedDiags);
+  const parseDiagnostics = streamFiles(files, (o) => {
+    const typed = validateObject(o, checked);
+    if (typed) decoder.add(typed);
+  });
+  if (!parseDiagnostics) return null;
+  const decoded = decoder.finish();
+  return { parseDiagnostics, diagnostics: [...checked, ...decodedDiags], decoded };
+}
+
+/** Stage by stage: all objects read, then all checked, then all decoded. */
+function loadInStages(files: InputFile[]): Loaded {
+  const parsed = parseFiles(files);
+  const validated = validateObjects(parsed.objects);
+  const diagnostics = validated.diagnostics;
+  const decoded = decodeAll(validated.typed, diagnostics);
+  return { parseDiagnostics: parsed.diagnostics, diagnostics, decoded };
+}
+
 /** Files to the domain model; throws UserInputError with every problem found. */
 export function loadModel(files: InputFile[], opts: CompileOptions, strict = false): ModelResult {
-  const diags: Diagnostic[] = [];
-  const parsed = parseFiles(files);
-  diags.push(...parsed.diagnostics);
-  const validated = validateObjects(parsed.objects);
-  diags.push(...validated.diagnostics);
-  const decoded = decodeAll(validated.typed, diags);
+  // Both ways give the same diagnostics in the same order and the same model.
+  const loaded = loadStreaming(files) ?? loadInStages(files);
+  const diags: Diagnostic[] = [...loaded.parseDiagnostics, ...loaded.diagnostics];
   // Without a parse, "no node" and the like would only be noise next to the real problem.
-  const parseFailed = parsed.diagnostics.some((d) => d.severity === 'error');
-  const built = parseFailed ? null : buildModel(decoded, opts, files, diags);
+  const parseFailed = loaded.parseDiagnostics.some((d) => d.severity === 'error');
+  const built = parseFailed ? null : buildModel(loaded.decoded, opts, files, diags);
   // --strict: every warning fails the run, and is shown as the error it has become.
   const errors = diags.filter((d) => d.severity === 'error' || strict).map((d) => ({ ...d, severity: 'error' as const }));
   if (errors.length > 0 || !built) throw new UserInputError(errors.length ? errors : diags);

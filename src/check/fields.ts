@@ -8,14 +8,18 @@ export function isFields(v: unknown): v is Fields {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v);
 }
 
+// What an absent or mistyped mapping or list reads as: shared, since readers never write.
+const NO_FIELDS: Fields = Object.freeze({});
+const NO_ITEMS: unknown[] = Object.freeze([]) as unknown as unknown[];
+
 /** A mapping, or an empty one. */
 export function fields(v: unknown): Fields {
-  return isFields(v) ? v : {};
+  return isFields(v) ? v : NO_FIELDS;
 }
 
 /** A list, or an empty one. */
 export function list(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
+  return Array.isArray(v) ? v : NO_ITEMS;
 }
 
 /** A string, or undefined. */
@@ -35,6 +39,13 @@ export function bool(v: unknown): boolean | undefined {
 
 /** The string entries of a mapping (labels, annotations). */
 export function stringMap(v: unknown): Record<string, string> {
+  const m = fields(v);
+  const keys = Object.keys(m);
+  let allStrings = keys.length > 0;
+  for (let i = 0; i < keys.length && allStrings; i++) allStrings = typeof m[keys[i]] === 'string';
+  // Usually every entry is a string: then the mapping itself is the answer (parsed values
+  // are plain objects whose keys are all their own).
+  if (allStrings) return m as Record<string, string>;
   // fromEntries defines own properties, so a key such as "__proto__" stays a plain key.
-  return Object.fromEntries(Object.entries(fields(v)).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  return Object.fromEntries(Object.entries(m).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }

@@ -17,28 +17,49 @@ export type NameRule = (s: string) => string | null;
 /** The object's metadata, or null when its name or namespace is unusable (reported). */
 export function checkMetadata(r: Reporter, obj: unknown, nameRule: NameRule, namespaced: boolean): Metadata | null {
   const md = fields(fields(obj).metadata);
-  let usable = true;
-  const rule = (path: string[], value: unknown, check: NameRule): string | null => {
-    const s = r.text(path, value);
-    const problem = s === null ? null : check(s);
-    if (problem) r.report(path, problem);
-    if (s === null || problem) usable = false;
-    return s;
-  };
-  const name = rule(['metadata', 'name'], md.name, nameRule);
-  const namespace = namespaced ? (md.namespace === undefined ? 'default' : rule(['metadata', 'namespace'], md.namespace, dnsLabelProblem)) : '';
-  for (const [k, v] of Object.entries(fields(md.labels))) {
+  const name = usableName(r, 'name', md.name, nameRule);
+  const namespace = namespaced ? (md.namespace === undefined ? 'default' : usableName(r, 'namespace', md.namespace, dnsLabelProblem)) : '';
+  const labels = fields(md.labels);
+  for (const k of Object.keys(labels)) {
+    const v = labels[k];
+    if (isKnownLabelKey(k) && typeof v === 'string' && labelValueProblem(v) === null) continue;
     const kp = qualifiedNameProblem(k);
     if (kp) r.report(['metadata', 'labels', k], `label key ${kp}`, 'error', true);
     const s = r.text(['metadata', 'labels', k], v);
     const vp = s === null ? null : labelValueProblem(s);
     if (vp) r.report(['metadata', 'labels', k], vp);
   }
-  for (const [k, v] of Object.entries(fields(md.annotations))) {
+  const annotations = fields(md.annotations);
+  for (const k of Object.keys(annotations)) {
+    const v = annotations[k];
+    if (isKnownLabelKey(k) && typeof v === 'string') continue;
     const kp = qualifiedNameProblem(k);
     if (kp) r.report(['metadata', 'annotations', k], `annotation key ${kp}`, 'error', true);
     r.text(['metadata', 'annotations', k], v);
   }
-  if (!usable || name === null || namespace === null) return null;
+  if (name === null || namespace === null) return null;
   return { namespace, name, labels: stringMap(md.labels), annotations: stringMap(md.annotations) };
+}
+
+/** metadata.name or .namespace when it is text that passes its rule; else null, and the problem is reported. */
+function usableName(r: Reporter, field: 'name' | 'namespace', value: unknown, check: NameRule): string | null {
+  if (typeof value === 'string' && check(value) === null) return value;
+  const path = ['metadata', field];
+  const s = r.text(path, value);
+  const problem = s === null ? null : check(s);
+  if (problem) r.report(path, problem);
+  return s === null || problem ? null : s;
+}
+
+// Label and annotation keys recur on many objects: each is checked once.
+const knownLabelKeys = new Set<string>();
+const MAX_KNOWN_LABEL_KEYS = 10000;
+
+/** True when k is a valid qualified name (nothing to report about the key). */
+function isKnownLabelKey(k: string): boolean {
+  if (knownLabelKeys.has(k)) return true;
+  if (qualifiedNameProblem(k) !== null) return false;
+  if (knownLabelKeys.size >= MAX_KNOWN_LABEL_KEYS) knownLabelKeys.clear();
+  knownLabelKeys.add(k);
+  return true;
 }

@@ -3,9 +3,9 @@
 // the positioned parser, and the offsets found there are moved to the file's lines.
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import type { Position } from '../diag/diagnostic.js';
-import { readFast, type FastDocument, type Fragment } from './fast-parse.js';
+import { readFastEach, type FastDocument, type Fragment } from './fast-parse.js';
 import { LineIndex } from './positions.js';
-import type { FieldPath, InputFile, SourceObject } from './source.js';
+import type { FieldPath, InputFile, LocateOptions, SourceObject } from './source.js';
 
 type LinePos = Pick<LineCounter, 'linePos'>;
 type Locate = SourceObject['locate'];
@@ -20,33 +20,78 @@ export interface SlowReader {
   dropNulls(value: unknown): void;
 }
 
-/** The piece's text parsed with positions, on first use. */
-function lazyDocument(f: InputFile, start: number, end: number): () => Document {
-  let doc: Document | null = null;
-  return () => (doc ??= parseDocument(f.text.slice(start, end), { prettyErrors: false }));
+/** A piece of a file's text (a document, or an item of a List) parsed with positions on first use. */
+class LazyDocument {
+  #doc: Document | null = null;
+
+  constructor(
+    private readonly f: InputFile,
+    private readonly start: number,
+    private readonly end: number,
+  ) {}
+
+  get(): Document {
+    return (this.#doc ??= parseDocument(this.f.text.slice(this.start, this.end), { prettyErrors: false }));
+  }
+}
+
+/** The object at `base` in a piece of text that starts at `start` in its file. */
+class LazyPlace {
+  #locate: Locate | null = null;
+
+  constructor(
+    readonly f: InputFile,
+    private readonly lines: LineIndex,
+    private readonly start: number,
+    private readonly doc: LazyDocument,
+    private readonly base: FieldPath,
+    private readonly slow: SlowReader,
+  ) {}
+
+  position(path: FieldPath, opts: LocateOptions | undefined): Position {
+    return (this.#locate ??= this.slow.locator(this.doc.get(), this.lines.from(this.start), this.f.name, this.base))(path, opts);
+  }
 }
 
 /**
- * A locate() for the object at `base` in a piece of text. Its positions are worked out
- * when their line or column is first read: some stages note where an object stands
- * whether or not they report anything there.
+ * Where a field stands, worked out when its line or column is first read: some stages
+ * note where an object stands whether or not they report anything there. One small
+ * object: many are kept (every Service's), and most are never read.
  */
-function lazyLocate(f: InputFile, lines: LineIndex, start: number, docOf: () => Document, base: FieldPath, slow: SlowReader): Locate {
-  let locate: Locate | null = null;
-  return (field, opts) => {
-    const path = [...field];
-    let pos: Position | null = null;
-    const resolve = () => (pos ??= (locate ??= slow.locator(docOf(), lines.from(start), f.name, base))(path, opts));
-    return {
-      file: f.name,
-      get line() {
-        return resolve().line;
-      },
-      get col() {
-        return resolve().col;
-      },
-    };
-  };
+class LazyPosition implements Position {
+  readonly file: string;
+  #found: Position | null = null;
+
+  constructor(
+    private readonly place: LazyPlace,
+    private readonly path: FieldPath,
+    private readonly opts: LocateOptions | undefined,
+  ) {
+    this.file = place.f.name;
+  }
+
+  get line(): number {
+    return this.found().line;
+  }
+
+  get col(): number {
+    return this.found().col;
+  }
+
+  private found(): Position {
+    return (this.#found ??= this.place.position(this.path, this.opts));
+  }
+
+  /** As a plain position reads. */
+  toJSON(): Position {
+    return { file: this.file, line: this.line, col: this.col };
+  }
+}
+
+/** A locate() for the object at `base` in a piece of text, its positions worked out when read. */
+function lazyLocate(f: InputFile, lines: LineIndex, start: number, doc: LazyDocument, base: FieldPath, slow: SlowReader): Locate {
+  const place = new LazyPlace(f, lines, start, doc, base, slow);
+  return (field, opts) => new LazyPosition(place, [...field], opts);
 }
 
 /** A document's value and where its objects stand, or null when the whole file must go to the full parser. */
@@ -59,40 +104,56 @@ function documentOf(f: InputFile, lines: LineIndex, d: FastDocument, slow: SlowR
     return { value: read.value, locate, item: () => null };
   }
   if (d.nullField) slow.dropNulls(d.value);
-  const docOf = lazyDocument(f, d.start, d.end);
-  return { value: d.value, locate: (base: FieldPath) => lazyLocate(f, lines, d.start, docOf, base, slow), item: d.item };
+  const doc = new LazyDocument(f, d.start, d.end);
+  return { value: d.value, locate: (base: FieldPath) => lazyLocate(f, lines, d.start, doc, base, slow), item: d.item };
+}
+
+/**
+ * Hands the objects of a file read by the fast path to `each`, in order, each as soon as
+ * its document is read. False when the file must be read by the full parser as a whole:
+ * some document has a problem to report (with its position), or is outside what the fast
+ * path can place exactly; objects of the documents before it have been handed over by then.
+ */
+export function eachFastObject(f: InputFile, fileIndex: number, slow: SlowReader, each: (o: SourceObject) => void): boolean {
+  const lines = new LineIndex(f.text);
+  let docIndex = 0;
+  let whole = true;
+  const read = readFastEach(f.text, /\.json$/.test(f.name), (doc) => {
+    whole = handDocument(f, fileIndex, docIndex++, lines, doc, slow, each);
+    return whole;
+  });
+  return read && whole;
+}
+
+/** The objects of one document to `each`; false when the file must go to the full parser. */
+function handDocument(f: InputFile, fileIndex: number, docIndex: number, lines: LineIndex, doc: FastDocument, slow: SlowReader, each: (o: SourceObject) => void): boolean {
+  const d = documentOf(f, lines, doc, slow);
+  if (!d) return false;
+  const value = d.value;
+  if (value === null || value === undefined) return true; // an empty document
+  // What is not a Kubernetes object (or List of them) is reported by the full parser.
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  const obj = value as Record<string, unknown>;
+  if (obj.kind !== 'List') {
+    each({ file: f.name, value, locate: d.locate([]), order: [fileIndex, docIndex, 0] });
+    return true;
+  }
+  if (obj.items !== undefined && !Array.isArray(obj.items)) return false;
+  const items = (obj.items ?? []) as unknown[];
+  for (let i = 0; i < items.length; i++) {
+    if (items[i] === null || items[i] === undefined) continue;
+    const piece: Fragment | null = d.item(i);
+    const locate = piece ? lazyLocate(f, lines, piece.start, new LazyDocument(f, piece.start, piece.end), piece.base, slow) : d.locate(['items', i]);
+    each({ file: f.name, value: items[i], locate, order: [fileIndex, docIndex, i] });
+  }
+  return true;
 }
 
 /**
  * The objects of a file through the fast path, or null when the file must be read by the
- * full parser as a whole: some document has a problem to report (with its position), or
- * is outside what the fast path can place exactly.
+ * full parser as a whole (see eachFastObject).
  */
 export function readFastObjects(f: InputFile, fileIndex: number, slow: SlowReader): SourceObject[] | null {
-  const docs = readFast(f.text, /\.json$/.test(f.name));
-  if (!docs) return null;
-  const lines = new LineIndex(f.text);
   const objects: SourceObject[] = [];
-  for (let docIndex = 0; docIndex < docs.length; docIndex++) {
-    const d = documentOf(f, lines, docs[docIndex], slow);
-    if (!d) return null;
-    const value = d.value;
-    if (value === null || value === undefined) continue; // an empty document
-    // What is not a Kubernetes object (or List of them) is reported by the full parser.
-    if (typeof value !== 'object' || Array.isArray(value)) return null;
-    const obj = value as Record<string, unknown>;
-    if (obj.kind !== 'List') {
-      objects.push({ file: f.name, value, locate: d.locate([]), order: [fileIndex, docIndex, 0] });
-      continue;
-    }
-    if (obj.items !== undefined && !Array.isArray(obj.items)) return null;
-    const items = (obj.items ?? []) as unknown[];
-    for (let i = 0; i < items.length; i++) {
-      if (items[i] === null || items[i] === undefined) continue;
-      const piece: Fragment | null = d.item(i);
-      const locate = piece ? lazyLocate(f, lines, piece.start, lazyDocument(f, piece.start, piece.end), piece.base, slow) : d.locate(['items', i]);
-      objects.push({ file: f.name, value: items[i], locate, order: [fileIndex, docIndex, i] });
-    }
-  }
-  return objects;
+  return eachFastObject(f, fileIndex, slow, (o) => objects.push(o)) ? objects : null;
 }

@@ -40,14 +40,37 @@ const NOT_FAST_CHARS = /[\t\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\u
  * returns.
  */
 export function documentStarts(text: string): number[] | null {
-  if (text.includes('\r')) return null;
-  if (/^(?:%|\.\.\.(?:[ \t\n]|$))/m.test(text)) return null;
+  if (text.includes('\r') || hasDirectiveOrEnd(text)) return null;
   const starts = [0];
-  for (let i = text.indexOf('\n---'); i !== -1; i = text.indexOf('\n---', i + 4)) {
-    const c = text.charCodeAt(i + 4);
-    if (Number.isNaN(c) || c === 0x0a || c === 0x20 || c === 0x09) starts.push(i + 1);
+  // "---" is rarer than a line break, so it is what is searched for.
+  for (let i = text.indexOf('---', 1); i !== -1; i = text.indexOf('---', i + 3)) {
+    if (text.charCodeAt(i - 1) !== 0x0a) continue;
+    const c = text.charCodeAt(i + 3);
+    if (Number.isNaN(c) || c === 0x0a || c === 0x20 || c === 0x09) starts.push(i);
   }
   return starts;
+}
+
+const DIRECTIVE_OR_END = /^(?:%|\.\.\.(?:[ \t\n]|$))/m;
+
+/**
+ * Whether some line starts with a directive ("%") or is a document end ("..."), as
+ * DIRECTIVE_OR_END finds them. Lines are found by indexOf, much faster than the pattern's
+ * scan of every character; a text with the other line breaks of JavaScript patterns
+ * (U+2028, U+2029; carriage returns are screened out before) is left to the pattern.
+ */
+function hasDirectiveOrEnd(text: string): boolean {
+  if (text.includes('\u2028') || text.includes('\u2029')) return DIRECTIVE_OR_END.test(text);
+  const isEnd = (i: number) => {
+    if (!text.startsWith('...', i)) return false;
+    const c = text.charCodeAt(i + 3);
+    return Number.isNaN(c) || c === 0x20 || c === 0x09 || c === 0x0a;
+  };
+  // The rare character first, then whether it starts a line.
+  const atLineStart = (i: number) => i === 0 || text.charCodeAt(i - 1) === 0x0a;
+  for (let i = text.indexOf('%'); i !== -1; i = text.indexOf('%', i + 1)) if (atLineStart(i)) return true;
+  for (let i = text.indexOf('...'); i !== -1; i = text.indexOf('...', i + 1)) if (atLineStart(i) && isEnd(i)) return true;
+  return false;
 }
 
 /** True when the text holds nothing but blank lines and comments. */
@@ -55,13 +78,13 @@ function onlyComments(text: string, start: number, end: number): boolean {
   return /^(?:[ \t]*(?:#.*)?\n)*[ \t]*(?:#.*)?$/.test(text.slice(start, end));
 }
 
-function readYamlDocuments(text: string): FastDocument[] | null {
+/** Hands each document to `each` as it is read; false (before any) when the file is for the full parser. */
+function readYamlDocuments(text: string, each: (d: FastDocument) => boolean): boolean {
   const starts = documentStarts(text);
-  if (!starts) return null;
+  if (!starts) return false;
   // Comments before the first "---" belong to the document it starts, as in the yaml
   // package; a text of nothing but comments holds no document at all.
   if (onlyComments(text, 0, starts.length > 1 ? starts[1] : text.length)) starts.splice(starts.length > 1 ? 1 : 0, 1);
-  const docs: FastDocument[] = [];
   NOT_FAST_CHARS.lastIndex = 0;
   let bad = NOT_FAST_CHARS.exec(text)?.index ?? Infinity;
   for (let d = 0; d < starts.length; d++) {
@@ -71,24 +94,28 @@ function readYamlDocuments(text: string): FastDocument[] | null {
       // Skip to the first such character after this document.
       NOT_FAST_CHARS.lastIndex = end;
       bad = NOT_FAST_CHARS.exec(text)?.index ?? Infinity;
-      docs.push({ start, end, value: undefined, notFast: 'tab or unusual character', item: noItems });
+      if (!each({ start, end, value: undefined, notFast: 'tab or unusual character', item: noItems })) break;
       continue;
     }
-    const reader = new BlockReader(text, start, end);
-    try {
-      const value = reader.read();
-      const items = reader.listItems;
-      const item = items ? (i: number) => (i + 1 < items.length ? { start: items[i], end: items[i + 1], base: [0] } : null) : noItems;
-      docs.push({ start, end, value, item, nullField: reader.nullField });
-    } catch (e) {
-      if (!(e instanceof NotFast)) throw e;
-      docs.push({ start, end, value: undefined, notFast: e.message, item: noItems });
-    }
+    if (!each(readYamlDocument(text, start, end))) break;
   }
-  return docs;
+  return true;
 }
 
-function readJsonDocument(text: string): FastDocument[] | null {
+function readYamlDocument(text: string, start: number, end: number): FastDocument {
+  const reader = new BlockReader(text, start, end);
+  try {
+    const value = reader.read();
+    const items = reader.listItems;
+    const item = items ? (i: number) => (i + 1 < items.length ? { start: items[i], end: items[i + 1], base: [0] } : null) : noItems;
+    return { start, end, value, item, nullField: reader.nullField };
+  } catch (e) {
+    if (!(e instanceof NotFast)) throw e;
+    return { start, end, value: undefined, notFast: e.message, item: noItems };
+  }
+}
+
+function readJsonDocument(text: string): FastDocument | null {
   const read = fastJson(text);
   if (read === null) return null;
   let items: [number, number][] | null | undefined;
@@ -97,18 +124,30 @@ function readJsonDocument(text: string): FastDocument[] | null {
     const r = items?.[i];
     return r ? { start: r[0], end: r[1], base: [] } : null;
   };
-  return [{ start: 0, end: text.length, value: read.value, item, nullField: read.nullField }];
+  return { start: 0, end: text.length, value: read.value, item, nullField: read.nullField };
 }
 
 /**
- * The documents of a file read by the fast path, or null when the whole file is for the
- * full parser. `json` is for .json files, which must be JSON; a YAML file that holds JSON
- * (as `kubectl get -o json` prints it) is tried as JSON first.
+ * Reads the documents of a file by the fast path, handing each to `each` as soon as it is
+ * read (so that its value may die young); `each` returns false to stop. False, before
+ * any document, when the whole file is for the full parser. `json` is for .json files,
+ * which must be JSON; a YAML file that holds JSON (as `kubectl get -o json` prints it) is
+ * tried as JSON first.
  */
-export function readFast(text: string, json: boolean): FastDocument[] | null {
+export function readFastEach(text: string, json: boolean, each: (d: FastDocument) => boolean): boolean {
   if (json || /^\s*\{/.test(text.slice(0, 256))) {
-    const docs = readJsonDocument(text);
-    if (docs || json) return docs;
+    const doc = readJsonDocument(text);
+    if (doc) {
+      each(doc);
+      return true;
+    }
+    if (json) return false;
   }
-  return readYamlDocuments(text);
+  return readYamlDocuments(text, each);
+}
+
+/** The documents of a file read by the fast path, or null when the whole file is for the full parser. */
+export function readFast(text: string, json: boolean): FastDocument[] | null {
+  const docs: FastDocument[] = [];
+  return readFastEach(text, json, (d) => docs.push(d) > 0) ? docs : null;
 }

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { Composer, LineCounter, Parser, isAlias, isMap, isNode, isScalar, isSeq, visit, type Document, type Node } from 'yaml';
 import type { Diagnostic, Position } from '../diag/diagnostic.js';
 import { nestingProblem, valueShapeProblem, MAX_NESTING } from './shape.js';
-import { readFastObjects, type SlowReader } from './fast-objects.js';
+import { eachFastObject, readFastObjects, type SlowReader } from './fast-objects.js';
 
 export type FieldPath = (string | number)[];
 
@@ -281,34 +281,63 @@ export function parseFiles(files: InputFile[], opts: { fast?: boolean } = {}): {
       for (const o of fast) objects.push(o);
       return;
     }
-    const lines = new LineCounter();
-    const at: At = (offset, message) => {
-      const lp = lines.linePos(offset);
-      diagnostics.push({ severity: 'error', pos: { file: f.name, line: lp.line, col: lp.col }, message });
-    };
-    const syntax = /\.json$/.test(f.name) ? 'JSON' : 'YAML';
-    const docs = composeDocuments(f, lines, syntax, at) ?? [];
-    docs.forEach((doc, docIndex) => {
-      const value = documentValue(doc, syntax, at);
-      if (value === undefined || value === null) return; // reported, or an empty document
-      const locate = (base: FieldPath) => locator(doc, lines, f.name, base);
-      if (typeof value !== 'object' || Array.isArray(value)) {
-        at(doc.contents?.range?.[0] ?? 0, 'document is not a Kubernetes object (expected a mapping with apiVersion and kind)');
-        return;
-      }
-      const obj = value as Record<string, unknown>;
-      if (obj.kind !== 'List') {
-        objects.push({ file: f.name, value, locate: locate([]), order: [fileIndex, docIndex, 0] });
-      } else if (obj.items !== undefined && !Array.isArray(obj.items)) {
-        diagnostics.push({ severity: 'error', pos: locate([])(['items']), kind: 'List', field: 'items', message: 'must be a list of objects' });
-      } else {
-        ((obj.items ?? []) as unknown[]).forEach((item, i) => {
-          if (item !== null && item !== undefined) objects.push({ file: f.name, value: item, locate: locate(['items', i]), order: [fileIndex, docIndex, i] });
-        });
-      }
-    });
+    parseFull(f, fileIndex, objects, diagnostics);
   });
   return { objects, diagnostics };
+}
+
+/**
+ * parseFiles, handing each object to `each` as soon as its document is read, so that a
+ * caller done with a value lets the value die young. Returns the diagnostics, or null when
+ * a file turned out part way through to need the full parser: the objects handed over are
+ * then not all of the file's, and the caller must start again with parseFiles.
+ */
+export function streamFiles(files: InputFile[], each: (o: SourceObject) => void): Diagnostic[] | null {
+  const diagnostics: Diagnostic[] = [];
+  for (let fileIndex = 0; fileIndex < files.length; fileIndex++) {
+    const f = files[fileIndex];
+    let handed = 0;
+    const fast = eachFastObject(f, fileIndex, slowReader, (o) => {
+      handed++;
+      each(o);
+    });
+    if (fast) continue;
+    if (handed > 0) return null;
+    const objects: SourceObject[] = [];
+    parseFull(f, fileIndex, objects, diagnostics);
+    for (const o of objects) each(o);
+  }
+  return diagnostics;
+}
+
+/** A file read by the full parser, with positions for everything. */
+function parseFull(f: InputFile, fileIndex: number, objects: SourceObject[], diagnostics: Diagnostic[]): void {
+  const lines = new LineCounter();
+  const at: At = (offset, message) => {
+    const lp = lines.linePos(offset);
+    diagnostics.push({ severity: 'error', pos: { file: f.name, line: lp.line, col: lp.col }, message });
+  };
+  const syntax = /\.json$/.test(f.name) ? 'JSON' : 'YAML';
+  const docs = composeDocuments(f, lines, syntax, at) ?? [];
+  docs.forEach((doc, docIndex) => {
+    const value = documentValue(doc, syntax, at);
+    if (value === undefined || value === null) return; // reported, or an empty document
+    const locate = (base: FieldPath) => locator(doc, lines, f.name, base);
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      at(doc.contents?.range?.[0] ?? 0, 'document is not a Kubernetes object (expected a mapping with apiVersion and kind)');
+      return;
+    }
+    const obj = value as Record<string, unknown>;
+    if (obj.kind !== 'List') {
+      objects.push({ file: f.name, value, locate: locate([]), order: [fileIndex, docIndex, 0] });
+    } else if (obj.items !== undefined && !Array.isArray(obj.items)) {
+      diagnostics.push({ severity: 'error', pos: locate([])(['items']), kind: 'List', field: 'items', message: 'must be a list of objects' });
+    } else {
+      ((obj.items ?? []) as unknown[]).forEach((item, i) => {
+        if (item !== null && item !== undefined) objects.push({ file: f.name, value: item, locate: locate(['items', i]), order: [fileIndex, docIndex, i] });
+      });
+    }
+  });
 }
 
 /** One YAML document's text read as parseFiles reads it; null when it has any problem to report. */

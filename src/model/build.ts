@@ -19,10 +19,6 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function endpointKey(ip: IP, port: number): string {
-  return ip.family === 6 ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
-}
-
 interface NodeChoice {
   name: string;
   node?: DecodedNode;
@@ -172,34 +168,63 @@ function uniqueIPs(ips: IP[]): IP[] {
 /** Endpoints per Service port, merged over slices, deduplicated (a local copy wins), sorted. */
 function endpointsFor(sets: DecodedEndpointSet[], nodeName: string, family: IPFamily): Map<string, Endpoint[]> {
   // Legacy Endpoints count only for Services that no EndpointSlice names.
-  const sliced = new Set(sets.filter((s) => !s.legacy).map((s) => `${s.namespace}/${s.service}`));
-  const byPort = new Map<string, Map<string, Endpoint>>();
+  const sliced = sets.some((s) => s.legacy) ? new Set(sets.filter((s) => !s.legacy).map((s) => `${s.namespace}/${s.service}`)) : null;
+  const byPort = new Map<string, Endpoint[]>();
   for (const set of sets) {
     if (set.family !== family) continue;
-    if (set.legacy && sliced.has(`${set.namespace}/${set.service}`)) continue;
-    for (const p of set.ports) {
+    if (set.legacy && sliced!.has(`${set.namespace}/${set.service}`)) continue;
+    for (let k = 0; k < set.ports.length; k++) {
+      const p = set.ports[k];
       const key = servicePortKey({ namespace: set.namespace, name: set.service, port: p.name, protocol: p.protocol });
-      const eps = byPort.get(key) ?? new Map<string, Endpoint>();
-      byPort.set(key, eps);
-      for (const e of set.endpoints) {
-        const ep: Endpoint = {
-          ip: e.ip,
-          port: p.port,
-          key: endpointKey(e.ip, p.port),
-          isLocal: e.nodeName === nodeName,
-          ready: e.ready,
-          serving: e.serving,
-          terminating: e.terminating,
-          zoneHints: e.zoneHints ? new Set(e.zoneHints) : undefined,
-          nodeHints: e.nodeHints ? new Set(e.nodeHints) : undefined,
-        };
-        if (!eps.has(ep.key) || ep.isLocal) eps.set(ep.key, ep);
-      }
+      const eps = set.endpoints[k];
+      for (let j = 0; j < eps.length; j++) eps[j].isLocal = set.nodeNames[j] === nodeName;
+      // The set's own list becomes the port's when it is the first; the sets are not read again.
+      const merged = byPort.get(key);
+      if (!merged) byPort.set(key, eps);
+      else for (const e of eps) merged.push(e);
     }
   }
-  const out = new Map<string, Endpoint[]>();
-  for (const [k, eps] of byPort) out.set(k, [...eps.values()].sort((a, b) => cmp(a.key, b.key)));
-  return out;
+  for (const eps of byPort.values()) uniqueByKey(sortByKey(eps));
+  return byPort;
+}
+
+/** Sorts endpoints by key as strings, keeping the input order of equal keys (stable). */
+function sortByKey(eps: Endpoint[]): Endpoint[] {
+  // Most ports have a handful of endpoints: insertion sort, without a comparator call each.
+  if (eps.length > 32) return eps.sort((a, b) => cmp(a.key, b.key));
+  for (let i = 1; i < eps.length; i++) {
+    const e = eps[i];
+    let j = i - 1;
+    while (j >= 0 && eps[j].key > e.key) {
+      eps[j + 1] = eps[j];
+      j--;
+    }
+    eps[j + 1] = e;
+  }
+  return eps;
+}
+
+/**
+ * Of the endpoints with one key (next to each other, in input order), keeps one in place:
+ * the last local copy if there is one, else the first.
+ */
+function uniqueByKey(eps: Endpoint[]): void {
+  let out = 0;
+  for (let i = 0; i < eps.length; ) {
+    let j = i + 1;
+    let chosen = eps[i];
+    for (; j < eps.length && eps[j].key === chosen.key; j++) if (eps[j].isLocal) chosen = eps[j];
+    eps[out++] = chosen;
+    i = j;
+  }
+  eps.length = out;
+}
+
+/** Sorts items by their keys (keys[i] is the key of items[i]), each key made once, not per comparison. */
+function sortByKeys<T>(items: T[], keys: string[]): void {
+  const order = Array.from(keys.keys()).sort((a, b) => cmp(keys[a], keys[b]) || a - b);
+  const sorted = order.map((i) => items[i]);
+  for (let i = 0; i < sorted.length; i++) items[i] = sorted[i];
 }
 
 export interface BuildResult {
@@ -231,7 +256,8 @@ export function buildModel(d: Decoded, opts: CompileOptions, files: InputFile[],
   let families: IPFamily[];
   if (opts.family) families = [opts.family];
   else {
-    const used = new Set<IPFamily>(services.flatMap((x) => x.clusterIPs.map((ip) => ip.family)));
+    const used = new Set<IPFamily>();
+    for (const x of services) for (const ip of x.clusterIPs) used.add(ip.family);
     if (used.size === 0) for (const ip of [...(node?.internalIPs ?? []), ...extraIPs]) used.add(ip.family);
     families = used.size === 0 ? [4] : ([4, 6] as IPFamily[]).filter((f) => used.has(f));
   }
@@ -243,20 +269,23 @@ export function buildModel(d: Decoded, opts: CompileOptions, files: InputFile[],
     const nodeIPs = uniqueIPs([...internal, ...extra, ...external]);
     const primaryNodeIP = internal[0] ?? extra[0] ?? external[0];
     const servicePorts: ServicePort[] = [];
+    const sortKeys: string[] = [];
     for (const svc of services) {
       const clusterIP = svc.clusterIPs.find((ip) => ip.family === family);
       if (!clusterIP) continue;
       for (const p of svc.ports) {
+        const id = { namespace: svc.namespace, name: svc.name, port: p.name, protocol: p.protocol };
+        sortKeys.push(servicePortKey(id));
         servicePorts.push({
-          id: { namespace: svc.namespace, name: svc.name, port: p.name, protocol: p.protocol },
+          id,
           pos: svc.pos,
           family,
           clusterIP,
           port: p.port,
           nodePort: p.nodePort,
-          externalIPs: uniqueIPs(svc.externalIPs.filter((ip) => ip.family === family)),
-          loadBalancerVIPs: uniqueIPs(svc.ingressIPs.filter((ip) => ip.family === family)),
-          loadBalancerSourceRanges: svc.sourceRanges.filter((c) => c.addr.family === family),
+          externalIPs: svc.externalIPs.length === 0 ? [] : uniqueIPs(svc.externalIPs.filter((ip) => ip.family === family)),
+          loadBalancerVIPs: svc.ingressIPs.length === 0 ? [] : uniqueIPs(svc.ingressIPs.filter((ip) => ip.family === family)),
+          loadBalancerSourceRanges: svc.sourceRanges.length === 0 ? [] : svc.sourceRanges.filter((c) => c.addr.family === family),
           externalPolicyLocal: svc.externalPolicyLocal,
           internalPolicyLocal: svc.internalPolicyLocal,
           affinityTimeout: svc.affinityTimeout,
@@ -265,7 +294,7 @@ export function buildModel(d: Decoded, opts: CompileOptions, files: InputFile[],
         });
       }
     }
-    servicePorts.sort((a, b) => cmp(servicePortKey(a.id), servicePortKey(b.id)));
+    sortByKeys(servicePorts, sortKeys);
     return {
       family,
       nodeName: choice.name,

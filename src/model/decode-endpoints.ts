@@ -1,26 +1,70 @@
 // EndpointSlices (and legacy v1 Endpoints) to endpoint sets, with the API server's rules
 // (ValidateEndpointSlice, ValidateEndpoints) for every field kproxc reads.
-import type { Reporter } from '../check/collector.js';
+import { acceptedIP, type IPRule, type Reporter } from '../check/collector.js';
 import { bool, fields, int, list, str, type Fields } from '../check/fields.js';
 import { checkMetadata } from '../check/metadata.js';
 import { dnsLabelProblem, dnsSubdomainProblem, labelValueProblem } from '../check/names.js';
 import type { FieldPath } from '../input/source.js';
 import type { IP, IPFamily } from '../net/ip.js';
-import type { DecodedEndpoint, DecodedEndpointSet } from './decode.js';
-import type { Protocol } from './types.js';
+import type { DecodedEndpointSet } from './decode.js';
+import type { Endpoint, Protocol } from './types.js';
+
+/** One endpoint of a slice (or an Endpoints subset) as read, before it is made one per port. */
+interface DecodedEndpoint {
+  ip: IP;
+  /** The address as written, which is its canonical text (anything else is refused). */
+  address: string;
+  nodeName?: string;
+  ready: boolean;
+  serving: boolean;
+  terminating: boolean;
+  zoneHints?: string[];
+  nodeHints?: string[];
+}
+
+/** "ip:port", IPv6 in brackets: kube-proxy's sort key; `address` is the canonical text of `ip`. */
+function endpointKey(ip: IP, address: string, port: number): string {
+  // join makes one flat string; a template makes a chain of pieces that every comparison
+  // and hash of the key must first copy into one.
+  return ip.family === 6 ? `[${address}]:${port}` : [address, port].join(':');
+}
+
+/** The model's endpoints, one list per port, and the node of each (see DecodedEndpointSet). */
+function modelEndpoints(eps: DecodedEndpoint[], ports: DecodedEndpointSet['ports']): Pick<DecodedEndpointSet, 'endpoints' | 'nodeNames'> {
+  const nodeNames = eps.map((e) => e.nodeName);
+  const endpoints = ports.map((p) =>
+    eps.map(
+      (e): Endpoint => ({
+        ip: e.ip,
+        port: p.port,
+        key: endpointKey(e.ip, e.address, p.port),
+        isLocal: false, // filled in by the model
+        ready: e.ready,
+        serving: e.serving,
+        terminating: e.terminating,
+        zoneHints: e.zoneHints ? new Set(e.zoneHints) : undefined,
+        nodeHints: e.nodeHints ? new Set(e.nodeHints) : undefined,
+      }),
+    ),
+  );
+  return { endpoints, nodeNames };
+}
 
 const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 // kube-proxy's informers select only objects without these labels.
 const IGNORED_LABELS = ['service.kubernetes.io/service-proxy-name', 'service.kubernetes.io/headless'];
+
+// Paths of fields are built only to report a problem there: a snapshot has a few hundred
+// thousand endpoint fields, and nearly all of them are fine.
 
 /** ports[]: names are DNS-1123 labels, unique; a port without a number is ignored, as kube-proxy does. */
 function endpointPorts(r: Reporter, raw: unknown, path: FieldPath, nameRequired: boolean): DecodedEndpointSet['ports'] {
   const out: DecodedEndpointSet['ports'] = [];
   const names = new Set<string>();
   const items = list(raw);
-  items.forEach((item, i) => {
-    const p = fields(item);
-    const name = p.name === undefined || p.name === null ? '' : r.text([...path, i, 'name'], p.name) ?? '';
+  for (let i = 0; i < items.length; i++) {
+    const p = fields(items[i]);
+    const name = p.name === undefined || p.name === null ? '' : typeof p.name === 'string' ? p.name : r.text([...path, i, 'name'], p.name) ?? '';
     if (name !== '') {
       const problem = dnsLabelProblem(name);
       if (problem) r.report([...path, i, 'name'], problem);
@@ -29,16 +73,31 @@ function endpointPorts(r: Reporter, raw: unknown, path: FieldPath, nameRequired:
     } else if (nameRequired && items.length > 1) r.report([...path, i, 'name'], 'required when there is more than one port');
     const port = int(p.port);
     if (port !== undefined) out.push({ name, port, protocol: (str(p.protocol) ?? 'TCP') as Protocol });
-  });
+  }
   return out;
 }
 
 function nodeName(r: Reporter, path: FieldPath, value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
+  if (isKnownNodeName(value)) return value;
   const s = r.text(path, value);
   const problem = s === null ? null : dnsSubdomainProblem(s);
   if (problem) r.report(path, problem);
   return s ?? undefined;
+}
+
+// Node names recur on every endpoint of their node: each is checked once.
+const knownNodeNames = new Set<string>();
+const MAX_KNOWN_NODE_NAMES = 10000;
+
+/** True for a string that is a valid node name (nothing to report). */
+function isKnownNodeName(v: unknown): v is string {
+  if (typeof v !== 'string') return false;
+  if (knownNodeNames.has(v)) return true;
+  if (dnsSubdomainProblem(v) !== null) return false;
+  if (knownNodeNames.size >= MAX_KNOWN_NODE_NAMES) knownNodeNames.clear();
+  knownNodeNames.add(v);
+  return true;
 }
 
 function hintNames(r: Reporter, raw: unknown, path: FieldPath, rule: (s: string) => string | null): string[] | undefined {
@@ -54,26 +113,37 @@ function hintNames(r: Reporter, raw: unknown, path: FieldPath, rule: (s: string)
   return out;
 }
 
-function sliceEndpoint(r: Reporter, e: Fields, i: number, family: IPFamily): DecodedEndpoint | null {
-  const at = (...p: (string | number)[]): FieldPath => ['endpoints', i, ...p];
+function endpointField(i: number, ...p: (string | number)[]): FieldPath {
+  return ['endpoints', i, ...p];
+}
+
+function sliceEndpoint(r: Reporter, e: Fields, i: number, rule: IPRule): DecodedEndpoint | null {
   // Every address is checked, as the API server does; kube-proxy uses the first.
-  const ips = list(e.addresses).map((a, j) => r.ip(at('addresses', j), a, { family, nonSpecial: true }));
-  const node = nodeName(r, at('nodeName'), e.nodeName);
-  if (e.zone !== undefined && e.zone !== null) {
-    const zone = r.text(at('zone'), e.zone);
-    const problem = zone === null ? null : labelValueProblem(zone);
-    if (problem) r.report(at('zone'), problem);
+  const addresses = list(e.addresses);
+  let ip: IP | null = null;
+  for (let j = 0; j < addresses.length; j++) {
+    const a = acceptedIP(addresses[j], rule) ?? r.ip(endpointField(i, 'addresses', j), addresses[j], rule);
+    if (j === 0) ip = a;
   }
-  const hints = fields(e.hints);
-  const zoneHints = hintNames(r, hints.forZones, at('hints', 'forZones'), labelValueProblem);
-  const nodeHints = hintNames(r, hints.forNodes, at('hints', 'forNodes'), dnsSubdomainProblem);
-  const ip: IP | null = ips[0] ?? null;
+  const node = isKnownNodeName(e.nodeName) ? e.nodeName : nodeName(r, endpointField(i, 'nodeName'), e.nodeName);
+  if (e.zone !== undefined && e.zone !== null) {
+    const zone = r.text(endpointField(i, 'zone'), e.zone);
+    const problem = zone === null ? null : labelValueProblem(zone);
+    if (problem) r.report(endpointField(i, 'zone'), problem);
+  }
+  let zoneHints: string[] | undefined;
+  let nodeHints: string[] | undefined;
+  if (e.hints !== undefined) {
+    const hints = fields(e.hints);
+    zoneHints = hintNames(r, hints.forZones, endpointField(i, 'hints', 'forZones'), labelValueProblem);
+    nodeHints = hintNames(r, hints.forNodes, endpointField(i, 'hints', 'forNodes'), dnsSubdomainProblem);
+  }
   if (!ip) return null;
   const c = fields(e.conditions);
   const ready = bool(c.ready) ?? true;
   // The API defaults a missing serving condition to the ready one.
   const serving = bool(c.serving) ?? ready;
-  return { ip, nodeName: node, ready, serving, terminating: c.terminating === true, zoneHints, nodeHints };
+  return { ip, address: addresses[0] as string, nodeName: node, ready, serving, terminating: c.terminating === true, zoneHints, nodeHints };
 }
 
 export interface DecodedSlice {
@@ -90,11 +160,13 @@ export function decodeEndpointSlice(r: Reporter, value: unknown): DecodedSlice |
     return r.ok ? { skip: { path: ['addressType'], reason: 'FQDN EndpointSlices are not proxied; skipped', warn: true } } : null;
   }
   const family: IPFamily = addressType === 'IPv6' ? 6 : 4;
+  const rule: IPRule = { family, nonSpecial: true };
   const endpoints: DecodedEndpoint[] = [];
-  list(v.endpoints).forEach((e, i) => {
-    const ep = sliceEndpoint(r, fields(e), i, family);
+  const raw = list(v.endpoints);
+  for (let i = 0; i < raw.length; i++) {
+    const ep = sliceEndpoint(r, fields(raw[i]), i, rule);
     if (ep) endpoints.push(ep);
-  });
+  }
   const ports = endpointPorts(r, v.ports, ['ports'], false);
   if (!r.ok || !meta) return null;
   const ignoredBy = IGNORED_LABELS.find((l) => Object.hasOwn(meta.labels, l));
@@ -103,7 +175,8 @@ export function decodeEndpointSlice(r: Reporter, value: unknown): DecodedSlice |
   if (service === undefined) {
     return { skip: { path: ['metadata', 'labels'], reason: `has no ${LABEL_SERVICE_NAME} label; skipped`, warn: true } };
   }
-  return { set: { namespace: meta.namespace, service, family, legacy: false, endpoints, ports, pos: r.source.locate(['metadata', 'name']), object: `${meta.namespace}/${meta.name}` } };
+  const pos = r.source.locate(['metadata', 'name']);
+  return { set: { namespace: meta.namespace, service, family, legacy: false, ports, ...modelEndpoints(endpoints, ports), pos, object: `${meta.namespace}/${meta.name}` } };
 }
 
 /** v1 Endpoints: one set per subset and family; subsets[].addresses are ready, notReadyAddresses are not. */
@@ -122,14 +195,14 @@ export function decodeLegacyEndpoints(r: Reporter, value: unknown): DecodedEndpo
         const node = nodeName(r, ['subsets', si, field, i, 'nodeName'], addr.nodeName);
         if (!ip) return;
         const eps = byFamily.get(ip.family) ?? [];
-        eps.push({ ip, nodeName: node, ready, serving: ready, terminating: false });
+        eps.push({ ip, address: addr.ip as string, nodeName: node, ready, serving: ready, terminating: false });
         byFamily.set(ip.family, eps);
       });
     }
     for (const [family, endpoints] of byFamily) {
       if (!meta) continue;
       const pos = r.source.locate(['metadata', 'name']);
-      out.push({ namespace: meta.namespace, service: meta.name, family, legacy: true, endpoints, ports, pos, object: `${meta.namespace}/${meta.name}` });
+      out.push({ namespace: meta.namespace, service: meta.name, family, legacy: true, ports, ...modelEndpoints(endpoints, ports), pos, object: `${meta.namespace}/${meta.name}` });
     }
   });
   return r.ok && meta ? out : [];

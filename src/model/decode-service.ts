@@ -1,7 +1,7 @@
 // v1 Service to a DecodedService, with the API server's rules (ValidateService) for every
 // field kproxc reads. Problems are reported at their field; the Service is kept only
 // when it has none.
-import type { Reporter } from '../check/collector.js';
+import { acceptedCIDR, acceptedIP, type IPRule, type Reporter } from '../check/collector.js';
 import { fields, int, list, str, type Fields } from '../check/fields.js';
 import { checkMetadata } from '../check/metadata.js';
 import { dns1035LabelProblem, dnsLabelProblem, ianaServiceNameProblem } from '../check/names.js';
@@ -13,6 +13,8 @@ import type { Protocol } from './types.js';
 const LABEL_PROXY_NAME = 'service.kubernetes.io/service-proxy-name';
 const LABEL_HEADLESS = 'service.kubernetes.io/headless';
 const DEFAULT_AFFINITY_TIMEOUT = 10800;
+const ANY_IP: IPRule = {};
+const NON_SPECIAL: IPRule = { nonSpecial: true };
 
 /** Why kube-proxy leaves a Service alone (its informers never see it, or it has no virtual IP). */
 export function skipReason(type: string, labels: Record<string, string>, firstIP: string | undefined): string | undefined {
@@ -38,20 +40,25 @@ function clusterIPs(r: Reporter, spec: Fields, headless: boolean): IP[] {
     });
     return out;
   }
-  texts.forEach((t, i) => {
-    const ip = r.ip(pathOf(i), t);
-    if (!ip) return;
+  for (let i = 0; i < texts.length; i++) {
+    const ip = acceptedIP(texts[i], ANY_IP) ?? r.ip(pathOf(i), texts[i]);
+    if (!ip) continue;
     if (out.some((x) => x.family === ip.family)) r.report(pathOf(i), `a second IPv${ip.family} cluster IP (at most one per family)`);
     else out.push(ip);
-  });
+  }
   const families = list(spec.ipFamilies);
-  families.forEach((f, i) => {
-    if (f !== 'IPv4' && f !== 'IPv6') return; // the schema reports it
+  for (let i = 0; i < families.length; i++) {
+    const f = families[i];
+    if (f !== 'IPv4' && f !== 'IPv6') continue; // the schema reports it
     if (families.indexOf(f) !== i) r.report(['spec', 'ipFamilies', i], `duplicate ${f}`);
     const ip = out[i];
-    if (ip && `IPv${ip.family}` !== f) r.report(['spec', 'ipFamilies', i], `${f} does not match the cluster IP ${formatIP(ip)}`);
-  });
+    if (ip && (ip.family === 4 ? 'IPv4' : 'IPv6') !== f) r.report(['spec', 'ipFamilies', i], `${f} does not match the cluster IP ${formatIP(ip)}`);
+  }
   return out;
+}
+
+function portField(i: number, field: string): FieldPath {
+  return ['spec', 'ports', i, field];
 }
 
 /** spec.ports: named when there are several, unique by name, by port and protocol, and by node port. */
@@ -62,47 +69,51 @@ function ports(r: Reporter, spec: Fields, type: string, needed: boolean): Decode
   const names = new Set<string>();
   const portKeys = new Set<string>();
   const nodePortKeys = new Set<string>();
-  raw.forEach((item, i) => {
-    const p = fields(item);
-    const at = (f: string): FieldPath => ['spec', 'ports', i, f];
-    const name = p.name === undefined ? '' : r.text(at('name'), p.name) ?? '';
+  // A single port cannot repeat another: the keys are for Services with several.
+  const several = raw.length > 1;
+  for (let i = 0; i < raw.length; i++) {
+    const p = fields(raw[i]);
+    const name = p.name === undefined ? '' : typeof p.name === 'string' ? p.name : r.text(portField(i, 'name'), p.name) ?? '';
     if (name !== '') {
       const problem = dnsLabelProblem(name);
-      if (problem) r.report(at('name'), problem);
-      else if (names.has(name)) r.report(at('name'), `duplicate port name ${JSON.stringify(name)}`);
-      names.add(name);
-    } else if (raw.length > 1) r.report(at('name'), 'required when a Service has more than one port');
+      if (problem) r.report(portField(i, 'name'), problem);
+      else if (names.has(name)) r.report(portField(i, 'name'), `duplicate port name ${JSON.stringify(name)}`);
+      if (several) names.add(name);
+    } else if (several) r.report(portField(i, 'name'), 'required when a Service has more than one port');
     const protocol = (str(p.protocol) ?? 'TCP') as Protocol;
     const port = int(p.port);
-    if (port !== undefined) {
+    if (port !== undefined && several) {
       const key = `${port}/${protocol}`;
-      if (portKeys.has(key)) r.report(at('port'), `duplicate port ${key}`);
+      if (portKeys.has(key)) r.report(portField(i, 'port'), `duplicate port ${key}`);
       portKeys.add(key);
     }
     const nodePort = int(p.nodePort) ?? 0;
     if (nodePort !== 0) {
-      if (type !== 'NodePort' && type !== 'LoadBalancer') r.report(at('nodePort'), `may only be set for type NodePort or LoadBalancer, not ${type}`);
-      const key = `${nodePort}/${protocol}`;
-      if (nodePortKeys.has(key)) r.report(at('nodePort'), `duplicate node port ${key}`);
-      nodePortKeys.add(key);
+      if (type !== 'NodePort' && type !== 'LoadBalancer') r.report(portField(i, 'nodePort'), `may only be set for type NodePort or LoadBalancer, not ${type}`);
+      if (several) {
+        const key = `${nodePort}/${protocol}`;
+        if (nodePortKeys.has(key)) r.report(portField(i, 'nodePort'), `duplicate node port ${key}`);
+        nodePortKeys.add(key);
+      }
     }
     if (typeof p.targetPort === 'string') {
       const problem = ianaServiceNameProblem(p.targetPort);
-      if (problem) r.report(at('targetPort'), problem);
+      if (problem) r.report(portField(i, 'targetPort'), problem);
     } else if (typeof p.targetPort === 'number' && (!Number.isInteger(p.targetPort) || p.targetPort < 1 || p.targetPort > 65535)) {
-      r.report(at('targetPort'), 'must be a port number from 1 to 65535, or a port name');
+      r.report(portField(i, 'targetPort'), 'must be a port number from 1 to 65535, or a port name');
     }
     if (port !== undefined) out.push({ name, protocol, port, nodePort });
-  });
+  }
   return out;
 }
 
 function externalIPs(r: Reporter, spec: Fields): IP[] {
   const out: IP[] = [];
-  list(spec.externalIPs).forEach((t, i) => {
-    const ip = r.ip(['spec', 'externalIPs', i], t, { nonSpecial: true });
+  const raw = list(spec.externalIPs);
+  for (let i = 0; i < raw.length; i++) {
+    const ip = acceptedIP(raw[i], NON_SPECIAL) ?? r.ip(['spec', 'externalIPs', i], raw[i], NON_SPECIAL);
     if (ip) out.push(ip);
-  });
+  }
   return out;
 }
 
@@ -113,22 +124,24 @@ function sourceRanges(r: Reporter, spec: Fields, type: string): CIDR[] {
   if (raw.length > 0 && type !== 'LoadBalancer') {
     r.report(['spec', 'loadBalancerSourceRanges'], `may only be used when type is LoadBalancer, not ${type}`);
   }
-  raw.forEach((t, i) => {
-    const c = r.cidr(['spec', 'loadBalancerSourceRanges', i], typeof t === 'string' ? t.trim() : t, false);
+  for (let i = 0; i < raw.length; i++) {
+    const t = typeof raw[i] === 'string' ? (raw[i] as string).trim() : raw[i];
+    const c = acceptedCIDR(t, false) ?? r.cidr(['spec', 'loadBalancerSourceRanges', i], t, false);
     if (c) out.push(c);
-  });
+  }
   return out;
 }
 
 /** status.loadBalancer.ingress[].ip; ipMode Proxy means the load balancer proxies, so its VIP is not short-circuited here. */
 function ingressIPs(r: Reporter, v: Fields): IP[] {
   const out: IP[] = [];
-  list(fields(fields(v.status).loadBalancer).ingress).forEach((item, i) => {
-    const ing = fields(item);
-    if (ing.ip === undefined || ing.ip === '') return;
-    const ip = r.ip(['status', 'loadBalancer', 'ingress', i, 'ip'], ing.ip);
+  const raw = list(fields(fields(v.status).loadBalancer).ingress);
+  for (let i = 0; i < raw.length; i++) {
+    const ing = fields(raw[i]);
+    if (ing.ip === undefined || ing.ip === '') continue;
+    const ip = acceptedIP(ing.ip, ANY_IP) ?? r.ip(['status', 'loadBalancer', 'ingress', i, 'ip'], ing.ip);
     if (ip && ing.ipMode !== 'Proxy') out.push(ip);
-  });
+  }
   return out;
 }
 

@@ -2,15 +2,16 @@
 // problem is reported at its field; a bad object is left out so the others are still
 // checked and every problem of the run is reported together.
 import type { Diagnostic, Position } from '../diag/diagnostic.js';
+import type { SourceObject } from '../input/source.js';
 import { Reporter } from '../check/collector.js';
 import { fields } from '../check/fields.js';
 import type { CIDR, IP, IPFamily } from '../net/ip.js';
-import { objectName, type TypedObject } from '../schema/validate.js';
+import type { TypedObject } from '../schema/validate.js';
 import { decodeEndpointSlice, decodeLegacyEndpoints } from './decode-endpoints.js';
 import { decodeNode, decodeServiceCIDR } from './decode-node.js';
 import { decodeProxyConfig } from './decode-proxy-config.js';
 import { decodeService } from './decode-service.js';
-import type { Protocol } from './types.js';
+import type { Endpoint, Protocol } from './types.js';
 
 export interface DecodedService {
   pos: Position;
@@ -30,23 +31,20 @@ export interface DecodedService {
   topologyDisabled: boolean;
 }
 
-export interface DecodedEndpoint {
-  ip: IP;
-  nodeName?: string;
-  ready: boolean;
-  serving: boolean;
-  terminating: boolean;
-  zoneHints?: string[];
-  nodeHints?: string[];
-}
-
 export interface DecodedEndpointSet {
   namespace: string;
   service: string;
   family: IPFamily;
   legacy: boolean; // from v1 Endpoints
-  endpoints: DecodedEndpoint[];
   ports: { name: string; port: number; protocol: Protocol }[];
+  /**
+   * The model's endpoints of each port (endpoints[k] for ports[k]), in input order. They
+   * are made as the object is decoded, so that nothing else is kept for them; whether one
+   * is local is known only once the node is chosen, and the model fills it in.
+   */
+  endpoints: Endpoint[][];
+  /** The node of each endpoint, in the order of every port's list. */
+  nodeNames: (string | undefined)[];
   /** Where the object stands, and its name, for warnings about it. */
   pos: Position;
   object: string;
@@ -86,25 +84,54 @@ export interface Decoded {
 }
 
 
-/** Objects are the same when kind, namespace (absent means "default") and name are. */
-function identity(o: TypedObject): string | undefined {
-  const md = fields(fields(o.source.value).metadata);
-  if (o.kind === 'KubeProxyConfiguration' || typeof md.name !== 'string') return undefined;
-  const namespaced = o.kind !== 'Node' && o.kind !== 'ServiceCIDR';
-  const ns = namespaced ? (typeof md.namespace === 'string' ? md.namespace : 'default') : '';
-  return JSON.stringify([o.kind, ns, md.name]);
+type Locate = SourceObject['locate'];
+
+interface FirstObject {
+  kind: string;
+  namespace: string;
+  /** Where it stands; not the object itself, whose value may die young. */
+  locate: Locate;
+}
+
+/**
+ * The first object of each identity: kind, namespace (absent means "default"; none for
+ * cluster-scoped kinds) and name. Found by name first: names seldom repeat, so a key
+ * string is made only for a name that does.
+ */
+class FirstObjects {
+  private readonly byName = new Map<string, FirstObject | Map<string, FirstObject>>();
+
+  /** The first object with this identity; undefined when there is none yet, and this one becomes it. */
+  firstOrAdd(kind: string, namespace: string, name: string, locate: Locate): FirstObject | undefined {
+    const found = this.byName.get(name);
+    if (found === undefined) {
+      this.byName.set(name, { kind, namespace, locate });
+      return undefined;
+    }
+    // Kinds hold no space, so "kind namespace" tells every pair apart.
+    let byKind: Map<string, FirstObject>;
+    if (found instanceof Map) byKind = found;
+    else if (found.kind === kind && found.namespace === namespace) return found;
+    else {
+      byKind = new Map([[`${found.kind} ${found.namespace}`, found]]);
+      this.byName.set(name, byKind);
+    }
+    const key = `${kind} ${namespace}`;
+    const first = byKind.get(key);
+    if (first === undefined) byKind.set(key, { kind, namespace, locate });
+    return first;
+  }
 }
 
 /** A second object with the same identity is refused at its name; the first one stands. */
-function isDuplicate(o: TypedObject, r: Reporter, seen: Map<string, TypedObject>): boolean {
-  const id = identity(o);
-  if (id === undefined) return false;
-  const first = seen.get(id);
-  if (!first) {
-    seen.set(id, o);
-    return false;
-  }
-  const fp = first.source.locate(['metadata', 'name']);
+function isDuplicate(o: TypedObject, r: Reporter, seen: FirstObjects): boolean {
+  const md = fields(fields(o.source.value).metadata);
+  if (o.kind === 'KubeProxyConfiguration' || typeof md.name !== 'string') return false;
+  const namespaced = o.kind !== 'Node' && o.kind !== 'ServiceCIDR';
+  const namespace = namespaced ? (typeof md.namespace === 'string' ? md.namespace : 'default') : '';
+  const first = seen.firstOrAdd(o.kind, namespace, md.name, o.source.locate);
+  if (first === undefined) return false;
+  const fp = first.locate(['metadata', 'name']);
   r.report(['metadata', 'name'], `duplicate ${o.kind}: already defined at ${fp.file}:${fp.line}:${fp.col}`);
   return true;
 }
@@ -124,20 +151,28 @@ function warnOrphans(out: Decoded, serviceKeys: Set<string>, diagnostics: Diagno
   out.endpointSets = out.endpointSets.filter((s) => serviceKeys.has(`${s.namespace}/${s.service}`));
 }
 
-export function decodeAll(typed: TypedObject[], diagnostics: Diagnostic[]): Decoded {
-  const out: Decoded = { services: [], endpointSets: [], nodes: [], serviceCIDRs: [], proxyConfigs: [], invalidNodes: 0 };
-  const seen = new Map<string, TypedObject>();
+/**
+ * Decodes objects one at a time, in input order, keeping only what it decodes (not the
+ * objects' values), so that a value may be let go as soon as it is added.
+ */
+export class Decoder {
+  private readonly out: Decoded = { services: [], endpointSets: [], nodes: [], serviceCIDRs: [], proxyConfigs: [], invalidNodes: 0 };
+  private readonly seen = new FirstObjects();
   // Every Service that is in the snapshot, valid or not, programmed or skipped.
-  const serviceKeys = new Set<string>();
-  for (const o of typed) {
+  private readonly serviceKeys = new Set<string>();
+
+  constructor(private readonly diagnostics: Diagnostic[]) {}
+
+  add(o: TypedObject): void {
+    const { out } = this;
     const v = o.source.value;
-    const name = o.kind === 'KubeProxyConfiguration' ? undefined : objectName(v, o.kind);
-    const r = new Reporter(diagnostics, o.source, o.kind, name, o.refused);
-    if (isDuplicate(o, r, seen)) continue;
+    const name = o.kind === 'KubeProxyConfiguration' ? undefined : o.name;
+    const r = new Reporter(this.diagnostics, o.source, o.kind, name, o.refused);
+    if (isDuplicate(o, r, this.seen)) return;
     switch (o.kind) {
       case 'Service': {
-        const md = fields(fields(v).metadata);
-        if (typeof md.name === 'string') serviceKeys.add(`${typeof md.namespace === 'string' ? md.namespace : 'default'}/${md.name}`);
+        // "namespace/name" ("default" when absent), as warnOrphans looks it up.
+        if (name !== undefined) this.serviceKeys.add(name);
         const s = decodeService(r, v);
         if (s) out.services.push(s);
         break;
@@ -165,6 +200,16 @@ export function decodeAll(typed: TypedObject[], diagnostics: Diagnostic[]): Deco
         break;
     }
   }
-  warnOrphans(out, serviceKeys, diagnostics);
-  return out;
+
+  /** Everything decoded; Endpoint sets of Services not in the snapshot are warned about and left out. */
+  finish(): Decoded {
+    warnOrphans(this.out, this.serviceKeys, this.diagnostics);
+    return this.out;
+  }
+}
+
+export function decodeAll(typed: TypedObject[], diagnostics: Diagnostic[]): Decoded {
+  const decoder = new Decoder(diagnostics);
+  for (const o of typed) decoder.add(o);
+  return decoder.finish();
 }

@@ -74,6 +74,8 @@ export interface TypedObject {
   source: SourceObject;
   /** Fields the schema refused (reported): the object is invalid, but its other fields are still checked. */
   refused: FieldPath[];
+  /** The object as diagnostics name it (objectName), if it has a name. */
+  name: string | undefined;
 }
 
 /** Sorts objects into known kinds (schema-checked) and warnings for the rest. */
@@ -81,43 +83,49 @@ export function validateObjects(objects: SourceObject[]): { typed: TypedObject[]
   const typed: TypedObject[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const o of objects) {
-    if (typeof o.value !== 'object' || o.value === null || Array.isArray(o.value)) {
-      diagnostics.push({ severity: 'error', pos: o.locate([]), message: 'not a Kubernetes object (expected a mapping with apiVersion and kind)' });
-      continue;
-    }
-    const v = o.value as { apiVersion?: unknown; kind?: unknown };
-    const name = objectName(o.value, typeof v.kind === 'string' ? v.kind : undefined);
-    if (typeof v.kind !== 'string' || typeof v.apiVersion !== 'string') {
-      diagnostics.push({
-        severity: 'error',
-        pos: o.locate([typeof v.kind !== 'string' ? 'kind' : 'apiVersion']),
-        object: name,
-        field: typeof v.kind !== 'string' ? 'kind' : 'apiVersion',
-        message: 'required field is missing or not a string',
-      });
-      continue;
-    }
-    const known = KINDS[v.kind];
-    if (!known || !known.versions.includes(v.apiVersion)) {
-      diagnostics.push({
-        severity: 'warning',
-        pos: o.locate([]),
-        kind: v.kind,
-        object: name,
-        message: `${displayText(v.apiVersion)} ${displayText(v.kind)} is not read by kproxc; skipped`,
-      });
-      continue;
-    }
-    const validate = validators[known.kind];
-    const refused: FieldPath[] = [];
-    if (!validate(o.value)) {
-      for (const e of validate.errors ?? []) {
-        const { path, message } = schemaMessage(e);
-        refused.push(path);
-        diagnostics.push({ severity: 'error', pos: o.locate(path), kind: known.kind, object: name, field: fieldPathText(path), message });
-      }
-    }
-    typed.push({ kind: known.kind, source: o, refused });
+    const t = validateObject(o, diagnostics);
+    if (t) typed.push(t);
   }
   return { typed, diagnostics };
+}
+
+/** One object of a known kind, schema-checked; null (with a diagnostic) for anything else. */
+export function validateObject(o: SourceObject, diagnostics: Diagnostic[]): TypedObject | null {
+  if (typeof o.value !== 'object' || o.value === null || Array.isArray(o.value)) {
+    diagnostics.push({ severity: 'error', pos: o.locate([]), message: 'not a Kubernetes object (expected a mapping with apiVersion and kind)' });
+    return null;
+  }
+  const v = o.value as { apiVersion?: unknown; kind?: unknown };
+  const name = objectName(o.value, typeof v.kind === 'string' ? v.kind : undefined);
+  if (typeof v.kind !== 'string' || typeof v.apiVersion !== 'string') {
+    diagnostics.push({
+      severity: 'error',
+      pos: o.locate([typeof v.kind !== 'string' ? 'kind' : 'apiVersion']),
+      object: name,
+      field: typeof v.kind !== 'string' ? 'kind' : 'apiVersion',
+      message: 'required field is missing or not a string',
+    });
+    return null;
+  }
+  const known = KINDS[v.kind];
+  if (!known || !known.versions.includes(v.apiVersion)) {
+    diagnostics.push({
+      severity: 'warning',
+      pos: o.locate([]),
+      kind: v.kind,
+      object: name,
+      message: `${displayText(v.apiVersion)} ${displayText(v.kind)} is not read by kproxc; skipped`,
+    });
+    return null;
+  }
+  const validate = validators[known.kind];
+  const refused: FieldPath[] = [];
+  if (!validate(o.value)) {
+    for (const e of validate.errors ?? []) {
+      const { path, message } = schemaMessage(e);
+      refused.push(path);
+      diagnostics.push({ severity: 'error', pos: o.locate(path), kind: known.kind, object: name, field: fieldPathText(path), message });
+    }
+  }
+  return { kind: known.kind, source: o, refused, name };
 }

@@ -8,9 +8,9 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { readFast } from '../../src/input/fast-parse.js';
+import { documentStarts, readFast } from '../../src/input/fast-parse.js';
 import { fastJson } from '../../src/input/fast-json.js';
-import { resolvePlain } from '../../src/input/fast-yaml.js';
+import { resolvePlain, resolvePlainAt } from '../../src/input/fast-yaml.js';
 import { parseFiles, type FieldPath, type SourceObject } from '../../src/input/source.js';
 import { ROOT } from '../helpers/kproxc.js';
 import { rng } from '../helpers/random-cluster.js';
@@ -97,6 +97,39 @@ describe('fast path values', () => {
       'true', 'True', 'TRUE', 'tRue', 'yes', 'no', 'on', 'null', 'Null', 'NULL', '~', 'nil', '10.0.0.1', 'fd00::1', '12345678901234567890',
       '-0', '0.0', '+.5', '1.5e+3', 'a', 'n', 'f', 't'];
     for (const c of cases) expect(Object.is(resolvePlain(c), (reference(`k: ${c}\n`)[0] as { k: unknown }).k), c).toBe(true);
+  });
+
+  it('resolve plain scalars in place (ports, booleans, addresses) as the core schema does', () => {
+    const cases = ['0', '8080', '65535', '007', '000', '123456789012345', '1234567890123456', '99999999999999999999', '1.5', '1.', '1..2',
+      '1.2.3', '10.128.0.1', '10.0.0.0/8', '192.168.0.2', '1e5', '1.5e-3', '0x1F', '0o17', '0b1', '12ab', '1-2', '1+2', '1_0', '1:2', '9f',
+      '2001:db8::1', 'true', 'false', 'True', 'FALSE', 'trueish', 'fals', 'truex', 't', 'f', 'null', '~', '.5', '-1', '+7'];
+    for (const c of cases) {
+      const expected = (reference(`k: ${c}\n`)[0] as { k: unknown }).k;
+      expect(Object.is(resolvePlain(c), expected), c).toBe(true);
+      expect(Object.is(resolvePlainAt(`k: ${c} #`, 3, 3 + c.length), expected), c).toBe(true);
+      // Again, from a remembered word where there is one.
+      expect(Object.is(resolvePlainAt(`- ${c}`, 2, 2 + c.length), expected), c).toBe(true);
+    }
+    // Words of one length and hash that differ inside.
+    for (const w of ['node-a1', 'node-b1', 'node-a1', 'nodeXa1', 'Null', 'nUll', 'Null']) {
+      expect(resolvePlainAt(` ${w}:`, 1, 1 + w.length), w).toBe(w === 'Null' ? null : w);
+    }
+  });
+
+  it('find directive and document end lines as the pattern does', () => {
+    const pattern = /^(?:%|\.\.\.(?:[ \t\n]|$))/m;
+    const refused = (t: string) => t.includes('\r') || pattern.test(t);
+    const cases = ['%YAML 1.2\n---\na: 1\n', 'a: 1\n...\n', 'a: 1\n... \n', 'a: 1\n...\t', 'a: 1\n...', '...', '...x\n', 'a: 1\n....\n',
+      'a: "%"\n', 'a: 1\n %x\n', 'a: 1\n%x', 'a: 1\u2028%x', 'a: 1\u2029...', 'a: 1\u2028...x', 'a: ...\n', '', '\n...\n...x', 'a\r\n'];
+    for (const t of cases) expect(documentStarts(t) === null, JSON.stringify(t)).toBe(refused(t));
+    const piece = fc.constantFrom('\n', '%', '.', '...', ' ', '\t', 'a', ': ', '\u2028', '\u2029', '---', '#');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const t = pieces.join('');
+        expect(documentStarts(t) === null, JSON.stringify(t)).toBe(refused(t));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   // Values shaped like Kubernetes objects, with keys and scalars that need care.

@@ -65,4 +65,14 @@ describe('IP parsing and printing', () => {
     expect(cidrContains(c, parseIP('::1')!)).toBe(false);
     expect(cidrContains(parseCIDR('0.0.0.0/0')!.cidr, parseIP('1.2.3.4')!)).toBe(true);
   });
+
+  it('keeps the bytes of every address apart when many are parsed', () => {
+    // Addresses share blocks of memory: each must keep its own bytes, across block ends too.
+    const texts = Array.from({ length: 9000 }, (_, i) => (i % 3 === 2 ? `fd00::${((i * 7919) % 65536).toString(16)}:1` : `10.${i >> 8}.${i & 255}.${i % 250}`));
+    const ips = texts.map((t) => parseIP(t)!);
+    expect(ips.map((ip) => formatIP(ip))).toEqual(texts.map((t) => formatIP(parseIP(t)!)));
+    for (const ip of ips) expect(ip.bytes.length).toBe(ip.family === 4 ? 4 : 16);
+    expect(parseIP('1.2.3.4')).toEqual({ family: 4, bytes: new Uint8Array([1, 2, 3, 4]) });
+    expect(parseIP('1.2.3')).toBeNull();
+  });
 });
