@@ -56,22 +56,29 @@ const NAME_LENGTH_MAX = 256;
 const CHAIN_NAME_PREFIX_LENGTH_MAX = 16;
 const CHAIN_NAME_BASE_LENGTH_MAX = NAME_LENGTH_MAX - CHAIN_NAME_PREFIX_LENGTH_MAX;
 
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+// The base32 alphabet as character codes, for String.fromCharCode.
+const BASE32 = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'].map((c) => c.charCodeAt(0));
 
 /** The first 8 characters of the standard base32 encoding of sha256(name). */
 function hashPrefix(name: string): string {
-  // One-shot hashing: a Hash object per name costs more than the hashing itself.
-  const h = hash('sha256', name, 'buffer');
+  // One-shot hashing to a 'binary' (latin1) string, one character per byte: a Hash object, or a
+  // Buffer for the digest, costs more than the hashing itself.
+  const h = hash('sha256', name, 'binary');
+  const b0 = h.charCodeAt(0);
+  const b1 = h.charCodeAt(1);
+  const b2 = h.charCodeAt(2);
+  const b3 = h.charCodeAt(3);
+  const b4 = h.charCodeAt(4);
   // 8 base32 characters encode exactly the first 40 bits (5 bytes), 5 bits each.
-  return (
-    BASE32[h[0] >> 3] +
-    BASE32[((h[0] & 7) << 2) | (h[1] >> 6)] +
-    BASE32[(h[1] >> 1) & 31] +
-    BASE32[((h[1] & 1) << 4) | (h[2] >> 4)] +
-    BASE32[((h[2] & 15) << 1) | (h[3] >> 7)] +
-    BASE32[(h[3] >> 2) & 31] +
-    BASE32[((h[3] & 3) << 3) | (h[4] >> 5)] +
-    BASE32[h[4] & 31]
+  return String.fromCharCode(
+    BASE32[b0 >> 3],
+    BASE32[((b0 & 7) << 2) | (b1 >> 6)],
+    BASE32[(b1 >> 1) & 31],
+    BASE32[((b1 & 1) << 4) | (b2 >> 4)],
+    BASE32[((b2 & 15) << 1) | (b3 >> 7)],
+    BASE32[(b3 >> 2) & 31],
+    BASE32[((b3 & 3) << 3) | (b4 >> 5)],
+    BASE32[b4 & 31],
   );
 }
 
