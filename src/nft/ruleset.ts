@@ -4,7 +4,6 @@
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
-import { ruleBodyText } from './text.js';
 import {
   type Chain,
   type Element,
@@ -65,38 +64,47 @@ export interface ElementConflict {
 
 /**
  * What a built table keeps of its rules: their statements (for diff, JSON and tracing),
- * or only their text (for printing: one string per rule instead of a tree of objects).
+ * or only their text (for printing: TextTableBuilder).
  */
 export type RuleForm = 'statements' | 'text';
 
-const NO_STATEMENTS: Stmt[] = Object.freeze([]) as unknown as Stmt[];
-
-export class TableBuilder {
-  private readonly chains = new Map<string, ChainContents>();
+/**
+ * The checks and bookkeeping every table needs, whatever it keeps of its rules. Chains are
+ * numbered in the order they are made; a rule is kept against its chain's number.
+ */
+export abstract class BaseTableBuilder {
+  /** Chain name to its number; chainList holds the chains by number. */
+  private readonly chainIndex = new Map<string, number>();
+  protected readonly chainList: Chain[] = [];
   private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element> }>();
   readonly conflicts: ElementConflict[] = [];
   /** References to objects not made yet, checked at the end: (referrer, where, kind, name) in a row. */
   private readonly pending: string[] = [];
 
-  constructor(
-    readonly table: Table,
-    private readonly ruleForm: RuleForm = 'statements',
-  ) {}
+  constructor(readonly table: Table) {}
+
+  /** Keeps a checked rule of chain number `chain`. */
+  protected abstract keepRule(chain: number, r: Rule): void;
 
   /** Creates the chain, or returns the one of that name (kube-proxy's ensureChain). */
   chain(c: Chain): void {
-    const existing = this.chains.get(c.name);
-    if (existing) {
-      if (JSON.stringify(existing.chain) !== JSON.stringify(c)) {
+    const existing = this.chainIndex.get(c.name);
+    if (existing !== undefined) {
+      if (JSON.stringify(this.chainList[existing]) !== JSON.stringify(c)) {
         throw new InternalError(`chain ${c.name} defined twice with different properties`);
       }
       return;
     }
-    this.chains.set(c.name, { chain: makeChain(c), rules: [] });
+    this.chainIndex.set(c.name, this.chainList.length);
+    this.chainList.push(makeChain(c));
+    this.chainAdded();
   }
 
+  /** Called when a chain was made, with its number the last one. */
+  protected chainAdded(): void {}
+
   hasChain(name: string): boolean {
-    return this.chains.has(name);
+    return this.chainIndex.has(name);
   }
 
   set(s: NftSet): void {
@@ -111,18 +119,13 @@ export class TableBuilder {
   }
 
   rule(r: Rule): void {
-    const chain = this.chains.get(r.chain);
-    if (!chain) throw new InternalError(`rule added to missing chain ${r.chain}`);
+    const chain = this.chainIndex.get(r.chain);
+    if (chain === undefined) throw new InternalError(`rule added to missing chain ${r.chain}`);
     makeRule(r);
     this.referrer = 'rule in';
     this.where = r.chain;
     for (const s of r.stmts) forEachReference(s, this.refChain, this.refSet);
-    if (this.ruleForm === 'statements') chain.rules.push(r);
-    else {
-      const kept: Rule = { chain: r.chain, stmts: NO_STATEMENTS, text: ruleBodyText(r.stmts) };
-      if (r.comment !== undefined) kept.comment = r.comment;
-      chain.rules.push(kept);
-    }
+    this.keepRule(chain, r);
   }
 
   // What the rule or element being added refers to must exist by the end: a reference to
@@ -130,7 +133,7 @@ export class TableBuilder {
   private referrer = '';
   private where = '';
   private readonly refChain = (name: string) => {
-    if (!this.chains.has(name)) this.pending.push(this.referrer, this.where, 'chain', name);
+    if (!this.chainIndex.has(name)) this.pending.push(this.referrer, this.where, 'chain', name);
   };
   private readonly refSet = (name: string) => {
     if (!this.sets.has(name)) this.pending.push(this.referrer, this.where, 'set', name);
@@ -164,24 +167,52 @@ export class TableBuilder {
     return true;
   }
 
-  finish(): TableContents {
-    // Names sort as strings do by default; a comparator call per comparison costs more.
-    const chainNames = [...this.chains.keys()].sort();
+  /**
+   * The chain numbers in the order of their names (names sort as strings do by default; a
+   * comparator call per comparison costs more), after checking every reference.
+   */
+  protected chainOrder(): Int32Array {
+    this.checkReferences();
+    const names = [...this.chainIndex.keys()].sort();
+    const order = new Int32Array(names.length);
+    for (let i = 0; i < names.length; i++) order[i] = this.chainIndex.get(names[i])!;
+    return order;
+  }
+
+  protected sortedSets(): SetContents[] {
     const setNames = [...this.sets.keys()].sort();
-    const contents: TableContents = {
-      table: this.table,
-      chains: chainNames.map((n) => this.chains.get(n)!),
-      sets: setNames.map((n) => {
-        const s = this.sets.get(n)!;
-        return { set: s.set, elements: [...s.elements.values()].sort((a, b) => compareKeys(a.key, b.key)) };
-      }),
-    };
+    return setNames.map((n) => {
+      const s = this.sets.get(n)!;
+      return { set: s.set, elements: [...s.elements.values()].sort((a, b) => compareKeys(a.key, b.key)) };
+    });
+  }
+
+  private checkReferences(): void {
     const p = this.pending;
     for (let i = 0; i < p.length; i += 4) {
-      const exists = p[i + 2] === 'chain' ? this.chains.has(p[i + 3]) : this.sets.has(p[i + 3]);
+      const exists = p[i + 2] === 'chain' ? this.chainIndex.has(p[i + 3]) : this.sets.has(p[i + 3]);
       if (!exists) throw new InternalError(`${p[i]} ${p[i + 1]} refers to missing ${p[i + 2]} ${p[i + 3]}`);
     }
-    return contents;
+  }
+}
+
+/** A table with every rule's statements: for the diff, JSON output and tracing. */
+export class TableBuilder extends BaseTableBuilder {
+  private readonly chainRules: Rule[][] = [];
+
+  protected override chainAdded(): void {
+    this.chainRules.push([]);
+  }
+
+  protected keepRule(chain: number, r: Rule): void {
+    this.chainRules[chain].push(r);
+  }
+
+  finish(): TableContents {
+    const order = this.chainOrder();
+    const chains: ChainContents[] = new Array(order.length);
+    for (let i = 0; i < order.length; i++) chains[i] = { chain: this.chainList[order[i]], rules: this.chainRules[order[i]] };
+    return { table: this.table, chains, sets: this.sortedSets() };
   }
 }
 

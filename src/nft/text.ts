@@ -4,8 +4,8 @@ import { InternalError } from '../diag/diagnostic.js';
 import { formatCIDR, formatIP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
 import type { Chain, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
-import type { TableContents } from './ruleset.js';
-import { visitFullReplace, type Op, type TableRef, type Transaction } from './transaction.js';
+import type { TableText } from './text-table.js';
+import type { Op, TableRef, Transaction } from './transaction.js';
 
 /** Marks print as kube-proxy formats them (Go's %#08x): 0x00004000. */
 export function markHex(n: number): string {
@@ -129,9 +129,14 @@ function setAddLine(table: string, s: NftSet): string {
   return `add ${s.kind} ${table} ${s.name} ${setSpec(s)}`;
 }
 
+/** A rule as it follows "add rule TABLE CHAIN": its statements, then its comment. */
+export function ruleText(r: Rule): string {
+  const body = ruleBodyText(r.stmts);
+  return r.comment !== undefined ? `${body} comment "${r.comment}"` : body;
+}
+
 function ruleAddLine(table: string, r: Rule): string {
-  const comment = r.comment !== undefined ? ` comment "${r.comment}"` : '';
-  return `add rule ${table} ${r.chain} ${r.text ?? ruleBodyText(r.stmts)}${comment}`;
+  return `add rule ${table} ${r.chain} ${ruleText(r)}`;
 }
 
 function elementLine(verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string {
@@ -159,27 +164,48 @@ export function transactionText(tx: Transaction): string {
   return tx.length === 0 ? '' : tx.map(opText).join('\n') + '\n';
 }
 
-// About this many characters of text become one chunk of bytes.
-const CHUNK_CHARS = 1 << 18;
+// Chunks of about this many bytes are handed over.
+const CHUNK_BYTES = 1 << 18;
 
 /** Hands chunks of bytes over one at a time; each is valid only until the sink returns. */
 export type ByteSink = (chunk: Uint8Array) => void;
 
 /**
- * Lines of text turned into chunks of UTF-8 bytes, each ending at a line end, through one
- * buffer used again for every chunk. A large ruleset is hundreds of megabytes: it is never
- * one string, and it never piles up as buffers either (V8 counts their memory and answers
- * with full collections of the heap, about one per 64 MB written).
+ * Text and bytes turned into chunks of UTF-8 bytes, each ending at a line end, written
+ * straight into one buffer used again for every chunk. A large ruleset is hundreds of
+ * megabytes: it is never one string, and it never piles up as buffers either (V8 counts
+ * their memory and answers with full collections of the heap, about one per 64 MB written).
  */
 export class ByteChunks {
-  private text = '';
-  private buf = Buffer.allocUnsafe(3 * CHUNK_CHARS);
+  private buf = Buffer.allocUnsafe(2 * CHUNK_BYTES);
+  private at = 0;
 
   constructor(private readonly sink: ByteSink) {}
 
+  /** Appends text, UTF-8 encoded. */
+  text(s: string): void {
+    // UTF-8 takes at most three bytes for each UTF-16 unit.
+    if (3 * s.length > this.buf.length - this.at) this.grow(3 * s.length);
+    this.at += this.buf.write(s, this.at);
+  }
+
+  /** Appends bytes from start to end (exclusive). */
+  bytes(b: Uint8Array, start: number, end: number): void {
+    if (end - start > this.buf.length - this.at) this.grow(end - start);
+    this.buf.set(b.subarray(start, end), this.at);
+    this.at += end - start;
+  }
+
+  /** Ends a line; a chunk ends only here. */
+  endLine(): void {
+    if (this.at === this.buf.length) this.grow(1);
+    this.buf[this.at++] = 0x0a;
+    if (this.at >= CHUNK_BYTES) this.flush();
+  }
+
   line(s: string): void {
-    this.text += s + '\n';
-    if (this.text.length >= CHUNK_CHARS) this.flush();
+    this.text(s);
+    this.endLine();
   }
 
   finish(): void {
@@ -187,12 +213,16 @@ export class ByteChunks {
   }
 
   private flush(): void {
-    if (this.text === '') return;
-    // UTF-8 takes at most three bytes for each UTF-16 unit.
-    if (3 * this.text.length > this.buf.length) this.buf = Buffer.allocUnsafe(3 * this.text.length);
-    const n = this.buf.write(this.text, 0, 'utf8');
-    this.text = '';
-    this.sink(this.buf.subarray(0, n));
+    if (this.at === 0) return;
+    this.sink(this.buf.subarray(0, this.at));
+    this.at = 0;
+  }
+
+  /** A line longer than a chunk: a larger buffer, with the line so far. */
+  private grow(need: number): void {
+    const b = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + need));
+    this.buf.copy(b, 0, 0, this.at);
+    this.buf = b;
   }
 }
 
@@ -200,22 +230,45 @@ export class ByteChunks {
 export type ChunkWriter = (sink: ByteSink) => void;
 
 /**
- * fullReplace(tables) as text (the same as transactionText of it), printed step by step
- * without making an operation of each step, as chunks of bytes when the writer runs.
+ * fullReplace of tables as text, the same as transactionText(fullReplace(tables)) of the
+ * same tables built with their statements, as chunks of bytes when the writer runs.
  */
-export function fullReplaceBytes(tables: TableContents[]): ChunkWriter {
+export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
   return (sink) => {
     const out = new ByteChunks(sink);
-    let ref: TableRef | undefined;
-    let words = '';
-    const wordsOf = (t: TableRef) => (t === ref ? words : ((ref = t), (words = tableWords(t))));
-    visitFullReplace(tables, {
-      table: (verb, table) => out.line(tableLine(verb, table)),
-      chain: (t, chain) => out.line(chainAddLine(wordsOf(t), chain)),
-      set: (t, set) => out.line(setAddLine(wordsOf(t), set)),
-      rule: (t, rule) => out.line(ruleAddLine(wordsOf(t), rule)),
-      element: (t, set, element) => out.line(elementLine('add', wordsOf(t), set, element)),
-    });
+    for (const t of tables) {
+      const words = tableWords(t.table);
+      // As fullReplace: the table made if missing and deleted, then made again with everything in it.
+      const ref = { family: t.table.family, name: t.table.name };
+      out.line(tableLine('add', ref));
+      out.line(tableLine('delete', ref));
+      out.line(tableLine('add', t.table));
+      const chainHead = `add chain ${words} `;
+      for (const c of t.chains) {
+        if (c.base || c.comment !== undefined) out.line(chainAddLine(words, c));
+        else {
+          out.text(chainHead);
+          out.text(c.name);
+          out.endLine();
+        }
+      }
+      for (const s of t.sets) out.line(setAddLine(words, s.set));
+      writeRules(out, t, `add rule ${words} `);
+      for (const s of t.sets) for (const e of s.elements) out.line(elementLine('add', words, s.set, e));
+    }
     out.finish();
   };
+}
+
+function writeRules(out: ByteChunks, t: TableText, ruleHead: string): void {
+  const { pieces, piece, start, end, first } = t.rules;
+  for (let i = 0; i < t.chains.length; i++) {
+    if (first[i] === first[i + 1]) continue;
+    const head = `${ruleHead}${t.chains[i].name} `;
+    for (let k = first[i]; k < first[i + 1]; k++) {
+      out.text(head);
+      out.bytes(pieces[piece[k]], start[k], end[k]);
+      out.endLine();
+    }
+  }
 }

@@ -1,11 +1,11 @@
 // Per-endpoint chains (hairpin masquerade, affinity update, DNAT) and affinity sets.
 import { eq, jump, meta, type Stmt } from '../../nft/expr.js';
-import type { TableBuilder } from '../../nft/ruleset.js';
+import type { BaseTableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import { MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
-export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
+export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
   const { sp } = plan;
   const proto = sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
   for (const ep of plan.endpoints.allReachableEndpoints) {
