@@ -9,7 +9,7 @@ import type { FamilyModel } from './model/types.js';
 import { validateObjects } from './schema/validate.js';
 import { compileFamilyTable, compileFamilyTableText } from './backends/nftables/index.js';
 import { fullReplace } from './nft/transaction.js';
-import { fullReplaceBytes, type ChunkWriter } from './nft/text.js';
+import { fullReplaceBytes, type ChunkWriter } from './nft/text-writer.js';
 import { transactionJson } from './nft/json.js';
 import type { TableContents } from './nft/ruleset.js';
 

@@ -1,10 +1,9 @@
 // nft text, flat: one operation per line in the form knftables and kube-proxy's tests use
 // (`add rule ip kube-proxy CHAIN ...`), so a one-endpoint change is a one-line diff.
 import { InternalError } from '../diag/diagnostic.js';
-import { formatCIDR, formatIP } from '../net/ip.js';
+import { formatIP, type IP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
 import type { Chain, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
-import type { TableText } from './text-table.js';
 import type { Op, TableRef, Transaction } from './transaction.js';
 
 /** Marks print as kube-proxy formats them (Go's %#08x): 0x00004000. */
@@ -12,76 +11,204 @@ export function markHex(n: number): string {
   return '0x' + n.toString(16).padStart(8, '0');
 }
 
-export function exprText(e: Expr): string {
+/**
+ * Where nft text is printed to: a string (StringOut, for stmtText and the like), or the
+ * UTF-8 bytes of a table kept only to be printed (text-table.ts), which then never makes
+ * the strings at all. Statements are printed once, by the write* functions, for both.
+ */
+export interface TextOut {
+  /** Text as it is. */
+  str(s: string): void;
+  /** A number in decimal, as String(n). */
+  num(n: number): void;
+  /** An address as formatIP prints it. */
+  ip(ip: IP): void;
+}
+
+export class StringOut implements TextOut {
+  text = '';
+  str(s: string): void {
+    this.text += s;
+  }
+  num(n: number): void {
+    this.text += String(n);
+  }
+  ip(ip: IP): void {
+    this.text += formatIP(ip);
+  }
+}
+
+function printed(write: (o: StringOut) => void): string {
+  const o = new StringOut();
+  write(o);
+  return o.text;
+}
+
+export function writeExpr(o: TextOut, e: Expr): void {
   switch (e.t) {
     case 'payload':
-      return `${e.proto} ${e.field}`;
+      o.str(e.proto);
+      o.str(' ');
+      o.str(e.field);
+      return;
     case 'meta':
-      return e.key === 'l4proto' ? 'meta l4proto' : e.key;
+      o.str(e.key === 'l4proto' ? 'meta l4proto' : e.key);
+      return;
     case 'ct':
-      return 'ct state';
+      o.str('ct state');
+      return;
     case 'fib':
-      return `fib ${e.flag} type`;
+      o.str('fib ');
+      o.str(e.flag);
+      o.str(' type');
+      return;
     case 'concat':
-      return e.parts.map(exprText).join(' . ');
+      for (let i = 0; i < e.parts.length; i++) {
+        if (i > 0) o.str(' . ');
+        writeExpr(o, e.parts[i]);
+      }
+      return;
     case 'and':
-      return `${exprText(e.left)} and ${markHex(e.mask)}`;
+      writeExpr(o, e.left);
+      o.str(' and ');
+      o.str(markHex(e.mask));
+      return;
     case 'numgen':
-      return `numgen random mod ${e.mod}`;
+      o.str('numgen random mod ');
+      o.num(e.mod);
+      return;
   }
 }
 
-export function valueText(v: Value): string {
+export function writeValue(o: TextOut, v: Value): void {
   switch (v.t) {
     case 'ip':
-      return formatIP(v.ip);
-    case 'prefix':
-      return formatCIDR(v.cidr);
+      o.ip(v.ip);
+      return;
+    case 'prefix': // formatCIDR
+      o.ip(v.cidr.addr);
+      o.str('/');
+      o.num(v.cidr.prefix);
+      return;
     case 'num':
-      return String(v.n);
+      o.num(v.n);
+      return;
     case 'sym':
-      return v.s;
+      o.str(v.s);
+      return;
     case 'str':
       if (!/^[A-Za-z0-9_.:@+-]+\*?$/.test(v.s)) throw new InternalError(`unprintable string ${JSON.stringify(v.s)}`);
-      return `"${v.s}"`;
+      o.str('"');
+      o.str(v.s);
+      o.str('"');
+      return;
     case 'setref':
-      return `@${v.name}`;
+      o.str('@');
+      o.str(v.name);
+      return;
     case 'anonset':
-      return `{ ${v.items.map(valueText).join(' , ')} }`;
+      o.str('{ ');
+      for (let i = 0; i < v.items.length; i++) {
+        if (i > 0) o.str(' , ');
+        writeValue(o, v.items[i]);
+      }
+      o.str(' }');
+      return;
   }
 }
 
-export function verdictText(v: Verdict): string {
-  return 'target' in v ? `${v.kind} ${v.target}` : v.kind;
+export function writeVerdict(o: TextOut, v: Verdict): void {
+  o.str(v.kind);
+  if ('target' in v) {
+    o.str(' ');
+    o.str(v.target);
+  }
 }
 
-export function stmtText(s: Stmt): string {
+export function writeStmt(o: TextOut, s: Stmt): void {
   switch (s.t) {
     case 'match':
-      if (s.left.t === 'and') return `${exprText(s.left)} ${s.op} ${valueText(s.right)}`;
-      return s.op === '==' ? `${exprText(s.left)} ${valueText(s.right)}` : `${exprText(s.left)} != ${valueText(s.right)}`;
+      writeExpr(o, s.left);
+      o.str(s.left.t === 'and' ? ` ${s.op} ` : s.op === '==' ? ' ' : ' != ');
+      writeValue(o, s.right);
+      return;
     case 'vmap':
-      return `${exprText(s.key)} vmap @${s.map}`;
+      writeExpr(o, s.key);
+      o.str(' vmap @');
+      o.str(s.map);
+      return;
     case 'numgen-vmap':
-      return `numgen random mod ${s.mod} vmap { ${s.targets.map((v, i) => `${i} : ${verdictText(v)}`).join(' , ')} }`;
+      o.str('numgen random mod ');
+      o.num(s.mod);
+      o.str(' vmap { ');
+      for (let i = 0; i < s.targets.length; i++) {
+        if (i > 0) o.str(' , ');
+        o.num(i);
+        o.str(' : ');
+        writeVerdict(o, s.targets[i]);
+      }
+      o.str(' }');
+      return;
     case 'verdict':
-      return verdictText(s.v);
+      writeVerdict(o, s.v);
+      return;
     case 'mark-set':
-      return `mark set mark ${s.op} ${markHex(s.value)}`;
+      o.str('mark set mark ');
+      o.str(s.op);
+      o.str(' ');
+      o.str(markHex(s.value));
+      return;
     case 'masquerade':
-      return s.fullyRandom ? 'masquerade fully-random' : 'masquerade';
+      o.str(s.fullyRandom ? 'masquerade fully-random' : 'masquerade');
+      return;
     case 'dnat':
-      return s.ip.family === 6 ? `dnat to [${formatIP(s.ip)}]:${s.port}` : `dnat to ${formatIP(s.ip)}:${s.port}`;
+      if (s.ip.family === 6) {
+        o.str('dnat to [');
+        o.ip(s.ip);
+        o.str(']:');
+      } else {
+        o.str('dnat to ');
+        o.ip(s.ip);
+        o.str(':');
+      }
+      o.num(s.port);
+      return;
     case 'update':
-      return `update @${s.set} { ${exprText(s.key)} }`;
+      o.str('update @');
+      o.str(s.set);
+      o.str(' { ');
+      writeExpr(o, s.key);
+      o.str(' }');
+      return;
     case 'reject':
-      return 'reject';
+      o.str('reject');
+      return;
   }
 }
 
-export function ruleBodyText(stmts: Stmt[]): string {
-  return stmts.map(stmtText).join(' ');
+/** A rule as it follows "add rule TABLE CHAIN": its statements, then its comment. */
+export function writeRule(o: TextOut, r: Rule): void {
+  writeRuleBody(o, r.stmts);
+  if (r.comment !== undefined) {
+    o.str(' comment "');
+    o.str(r.comment);
+    o.str('"');
+  }
 }
+
+function writeRuleBody(o: TextOut, stmts: Stmt[]): void {
+  for (let i = 0; i < stmts.length; i++) {
+    if (i > 0) o.str(' ');
+    writeStmt(o, stmts[i]);
+  }
+}
+
+export const exprText = (e: Expr): string => printed((o) => writeExpr(o, e));
+export const valueText = (v: Value): string => printed((o) => writeValue(o, v));
+export const verdictText = (v: Verdict): string => printed((o) => writeVerdict(o, v));
+export const stmtText = (s: Stmt): string => printed((o) => writeStmt(o, s));
+export const ruleBodyText = (stmts: Stmt[]): string => printed((o) => writeRuleBody(o, stmts));
+export const ruleText = (r: Rule): string => printed((o) => writeRule(o, r));
 
 function keyPartText(p: KeyPart): string {
   return p.t === 'ip' ? formatIP(p.ip) : p.t === 'proto' ? p.name : String(p.n);
@@ -104,16 +231,16 @@ function setSpec(s: NftSet): string {
 }
 
 /** "ip kube-proxy": the words that name a table in every operation. */
-function tableWords(t: TableRef): string {
+export function tableWords(t: TableRef): string {
   return `${t.family} ${t.name}`;
 }
 
-function tableLine(verb: 'add' | 'delete', t: Table): string {
+export function tableLine(verb: 'add' | 'delete', t: Table): string {
   const head = `${verb} table ${tableWords(t)}`;
   return verb === 'add' && t.comment !== undefined ? `${head} { comment "${t.comment}" ; }` : head;
 }
 
-function chainAddLine(table: string, c: Chain): string {
+export function chainAddLine(table: string, c: Chain): string {
   const head = `add chain ${table} ${c.name}`;
   const parts: string[] = [];
   const b = c.base;
@@ -125,21 +252,15 @@ function chainAddLine(table: string, c: Chain): string {
   return parts.length ? `${head} { ${parts.join(' ')} }` : head;
 }
 
-function setAddLine(table: string, s: NftSet): string {
+export function setAddLine(table: string, s: NftSet): string {
   return `add ${s.kind} ${table} ${s.name} ${setSpec(s)}`;
-}
-
-/** A rule as it follows "add rule TABLE CHAIN": its statements, then its comment. */
-export function ruleText(r: Rule): string {
-  const body = ruleBodyText(r.stmts);
-  return r.comment !== undefined ? `${body} comment "${r.comment}"` : body;
 }
 
 function ruleAddLine(table: string, r: Rule): string {
   return `add rule ${table} ${r.chain} ${ruleText(r)}`;
 }
 
-function elementLine(verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string {
+export function elementLine(verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string {
   return `${verb} element ${table} ${s.name} ${elementText(e, verb === 'add')}`;
 }
 
@@ -162,113 +283,4 @@ export function opText(op: Op): string {
 /** The whole transaction as text, one line per operation, ending in a newline. */
 export function transactionText(tx: Transaction): string {
   return tx.length === 0 ? '' : tx.map(opText).join('\n') + '\n';
-}
-
-// Chunks of about this many bytes are handed over.
-const CHUNK_BYTES = 1 << 18;
-
-/** Hands chunks of bytes over one at a time; each is valid only until the sink returns. */
-export type ByteSink = (chunk: Uint8Array) => void;
-
-/**
- * Text and bytes turned into chunks of UTF-8 bytes, each ending at a line end, written
- * straight into one buffer used again for every chunk. A large ruleset is hundreds of
- * megabytes: it is never one string, and it never piles up as buffers either (V8 counts
- * their memory and answers with full collections of the heap, about one per 64 MB written).
- */
-export class ByteChunks {
-  private buf = Buffer.allocUnsafe(2 * CHUNK_BYTES);
-  private at = 0;
-
-  constructor(private readonly sink: ByteSink) {}
-
-  /** Appends text, UTF-8 encoded. */
-  text(s: string): void {
-    // UTF-8 takes at most three bytes for each UTF-16 unit.
-    if (3 * s.length > this.buf.length - this.at) this.grow(3 * s.length);
-    this.at += this.buf.write(s, this.at);
-  }
-
-  /** Appends bytes from start to end (exclusive). */
-  bytes(b: Uint8Array, start: number, end: number): void {
-    if (end - start > this.buf.length - this.at) this.grow(end - start);
-    this.buf.set(b.subarray(start, end), this.at);
-    this.at += end - start;
-  }
-
-  /** Ends a line; a chunk ends only here. */
-  endLine(): void {
-    if (this.at === this.buf.length) this.grow(1);
-    this.buf[this.at++] = 0x0a;
-    if (this.at >= CHUNK_BYTES) this.flush();
-  }
-
-  line(s: string): void {
-    this.text(s);
-    this.endLine();
-  }
-
-  finish(): void {
-    this.flush();
-  }
-
-  private flush(): void {
-    if (this.at === 0) return;
-    this.sink(this.buf.subarray(0, this.at));
-    this.at = 0;
-  }
-
-  /** A line longer than a chunk: a larger buffer, with the line so far. */
-  private grow(need: number): void {
-    const b = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + need));
-    this.buf.copy(b, 0, 0, this.at);
-    this.buf = b;
-  }
-}
-
-/** Output that is written as it is made: chunks of bytes handed to a sink, one at a time. */
-export type ChunkWriter = (sink: ByteSink) => void;
-
-/**
- * fullReplace of tables as text, the same as transactionText(fullReplace(tables)) of the
- * same tables built with their statements, as chunks of bytes when the writer runs.
- */
-export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
-  return (sink) => {
-    const out = new ByteChunks(sink);
-    for (const t of tables) {
-      const words = tableWords(t.table);
-      // As fullReplace: the table made if missing and deleted, then made again with everything in it.
-      const ref = { family: t.table.family, name: t.table.name };
-      out.line(tableLine('add', ref));
-      out.line(tableLine('delete', ref));
-      out.line(tableLine('add', t.table));
-      const chainHead = `add chain ${words} `;
-      for (const c of t.chains) {
-        if (c.base || c.comment !== undefined) out.line(chainAddLine(words, c));
-        else {
-          out.text(chainHead);
-          out.text(c.name);
-          out.endLine();
-        }
-      }
-      for (const s of t.sets) out.line(setAddLine(words, s.set));
-      writeRules(out, t, `add rule ${words} `);
-      for (const s of t.sets) for (const e of s.elements) out.line(elementLine('add', words, s.set, e));
-    }
-    out.finish();
-  };
-}
-
-function writeRules(out: ByteChunks, t: TableText, ruleHead: string): void {
-  const { pieces, piece, start, end, first } = t.rules;
-  for (let i = 0; i < t.chains.length; i++) {
-    if (first[i] === first[i + 1]) continue;
-    const head = `${ruleHead}${t.chains[i].name} `;
-    for (let k = first[i]; k < first[i + 1]; k++) {
-      out.text(head);
-      out.bytes(pieces[piece[k]], start[k], end[k]);
-      out.endLine();
-    }
-  }
 }
