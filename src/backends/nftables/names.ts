@@ -94,13 +94,24 @@ export function hashAndTruncate(name: string): string {
 
 /** "HASH-namespace/name/protocol/portName", e.g. "ULMVA6XW-ns1/svc1/tcp/p80". */
 export function servicePortChainNameBase(id: ServicePortName): string {
-  return hashAndTruncate(`${id.namespace}/${id.name}/${id.protocol.toLowerCase()}/${id.port}`);
+  return hashAndTruncate(servicePortText(id).join(''));
+}
+
+const lowerProtocol = (p: string) => (p === 'TCP' ? 'tcp' : p === 'UDP' ? 'udp' : p === 'SCTP' ? 'sctp' : p.toLowerCase());
+
+// The pieces of the hashed names, joined into one flat string: a template literal would
+// make a tree of a dozen string pieces that hashing, and then the chain map, flatten
+// again for each of 100,000 endpoints.
+function servicePortText(id: ServicePortName): string[] {
+  return [id.namespace, '/', id.name, '/', lowerProtocol(id.protocol), '/', id.port];
 }
 
 /** "HASH-namespace/name/protocol/portName__IP/port"; an IPv6 address has ":" turned into ".". */
 export function endpointChainNameBase(id: ServicePortName, ep: Endpoint): string {
-  const ip = formatIP(ep.ip).replaceAll(':', '.');
-  return hashAndTruncate(`${id.namespace}/${id.name}/${id.protocol.toLowerCase()}/${id.port}__${ip}/${ep.port}`);
+  const ip = ep.ip.family === 4 ? formatIP(ep.ip) : formatIP(ep.ip).replaceAll(':', '.');
+  const text = servicePortText(id);
+  text.push('__', ip, '/', String(ep.port));
+  return hashAndTruncate(text.join(''));
 }
 
 export interface ServicePortChains {
