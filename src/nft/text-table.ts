@@ -72,6 +72,12 @@ export class RuleStore implements TextOut {
     // UTF-8 takes at most three bytes for each UTF-16 unit.
     if (this.at + 3 * n > this.buf.length) this.room(3 * n);
     const b = this.buf;
+    // Names (a numgen map has one per endpoint) go through the encoder; a loop is
+    // quicker for the short words between them.
+    if (n > 24) {
+      this.at += b.write(s, this.at);
+      return;
+    }
     let at = this.at;
     for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);

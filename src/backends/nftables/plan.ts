@@ -5,7 +5,7 @@ import { categorizeEndpoints, externallyAccessible, usesClusterEndpoints, usesLo
 import { allowedSources, usesFirewall, type AllowedSource } from '../../model/firewall.js';
 import { servicePortKey, servicePortNameString, type Endpoint, type FamilyModel, type ServicePort } from '../../model/types.js';
 import type { Verdict } from '../../nft/expr.js';
-import { endpointNames, REJECT_CHAIN, servicePortChains, type EndpointNames, type ServicePortChains } from './names.js';
+import { endpointNamer, REJECT_CHAIN, servicePortChains, type EndpointNames, type ServicePortChains } from './names.js';
 
 export interface ServicePortPlan {
   sp: ServicePort;
@@ -86,9 +86,10 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
 
 function memoNames(sp: ServicePort): (ep: Endpoint) => EndpointNames {
   const names = new Map<Endpoint, EndpointNames>();
+  const namer = endpointNamer(sp.id);
   return (ep) => {
     let n = names.get(ep);
-    if (!n) names.set(ep, (n = endpointNames(sp.id, ep)));
+    if (!n) names.set(ep, (n = namer(ep)));
     return n;
   };
 }
