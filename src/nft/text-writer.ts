@@ -1,6 +1,7 @@
 // A full replace of tables kept as text (text-table.ts), printed as chunks of UTF-8 bytes
 // while it is written out: the bytes of each rule are copied as they were printed, after
 // its chain's "add rule" head, which is encoded once per chain.
+import { InternalError } from '../diag/diagnostic.js';
 import type { TableText } from './text-table.js';
 import { chainAddLine, elementLine, setAddLine, tableLine, tableWords } from './text.js';
 
@@ -87,56 +88,67 @@ export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
       out.line(tableLine('add', ref));
       out.line(tableLine('delete', ref));
       out.line(tableLine('add', t.table));
-      const chainHead = `add chain ${words} `;
-      for (const c of t.chains) {
+      const names = new NameBytes(t.chains.map((c) => c.name));
+      const chainHead = utf8Bytes(`add chain ${words} `);
+      for (let i = 0; i < t.chains.length; i++) {
+        const c = t.chains[i];
         if (c.base || c.comment !== undefined) out.line(chainAddLine(words, c));
         else {
-          out.text(chainHead);
-          out.text(c.name);
+          out.bytes(chainHead, 0, chainHead.length);
+          out.bytes(names.bytes, names.start[i], names.start[i + 1]);
           out.endLine();
         }
       }
       for (const s of t.sets) out.line(setAddLine(words, s.set));
-      writeRules(out, t, new Head(`add rule ${words} `));
+      writeRules(out, t, names, utf8Bytes(`add rule ${words} `));
       for (const s of t.sets) for (const e of s.elements) out.line(elementLine('add', words, s.set, e));
     }
     out.finish();
   };
 }
 
-function writeRules(out: ByteChunks, t: TableText, head: Head): void {
+function writeRules(out: ByteChunks, t: TableText, names: NameBytes, ruleHead: Uint8Array): void {
   const { pieces, piece, start, end, first } = t.rules;
+  let head = new Uint8Array(ruleHead.length + 256);
+  head.set(ruleHead);
   for (let i = 0; i < t.chains.length; i++) {
     if (first[i] === first[i + 1]) continue;
-    const headEnd = head.of(t.chains[i].name);
+    // "add rule FAMILY TABLE CHAIN ", made once for the chain's rules.
+    const nameLength = names.start[i + 1] - names.start[i];
+    const headEnd = ruleHead.length + nameLength + 1;
+    if (headEnd > head.length) {
+      head = new Uint8Array(2 * headEnd);
+      head.set(ruleHead);
+    }
+    head.set(names.bytes.subarray(names.start[i], names.start[i + 1]), ruleHead.length);
+    head[headEnd - 1] = 0x20; // ' '
     for (let k = first[i]; k < first[i + 1]; k++) {
-      out.bytes(head.bytes, 0, headEnd);
+      out.bytes(head, 0, headEnd);
       out.bytes(pieces[piece[k]], start[k], end[k]);
       out.endLine();
     }
   }
 }
 
-/** "add rule FAMILY TABLE CHAIN " as bytes, the chain changed in place. */
-class Head {
-  bytes: Buffer;
-  private readonly prefixEnd: number;
+/**
+ * Chain names as bytes, encoded in one go: name i is bytes from start[i] to start[i + 1].
+ * Each is printed once in its "add chain" line and once more in each of its rules' heads.
+ */
+class NameBytes {
+  readonly bytes: Uint8Array;
+  readonly start: Int32Array;
 
-  constructor(prefix: string) {
-    this.bytes = Buffer.allocUnsafe(3 * prefix.length + 1024);
-    this.prefixEnd = this.bytes.write(prefix);
+  constructor(names: string[]) {
+    this.start = new Int32Array(names.length + 1);
+    for (let i = 0; i < names.length; i++) this.start[i + 1] = this.start[i] + names[i].length;
+    const all = Buffer.from(names.join(''), 'utf8');
+    // Chain names are ASCII (objects.ts checks them): one byte for each character.
+    if (all.length !== this.start[names.length]) throw new InternalError('a chain name is not ASCII');
+    this.bytes = new Uint8Array(all.buffer, all.byteOffset, all.length);
   }
+}
 
-  /** Puts the chain's name in the head; returns where the head ends. */
-  of(chain: string): number {
-    const need = this.prefixEnd + 3 * chain.length + 1;
-    if (need > this.bytes.length) {
-      const b = Buffer.allocUnsafe(2 * need);
-      this.bytes.copy(b, 0, 0, this.prefixEnd);
-      this.bytes = b;
-    }
-    const end = this.prefixEnd + this.bytes.write(chain, this.prefixEnd);
-    this.bytes[end] = 0x20; // ' '
-    return end + 1;
-  }
+function utf8Bytes(s: string): Uint8Array {
+  const b = Buffer.from(s, 'utf8');
+  return new Uint8Array(b.buffer, b.byteOffset, b.length);
 }
