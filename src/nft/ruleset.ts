@@ -3,6 +3,7 @@
 // Order never depends on insertion: the writer sorts chains, sets and elements.
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP } from '../net/ip.js';
+import { sortedOrder } from './sort-names.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
 import {
   type Chain,
@@ -198,24 +199,18 @@ export abstract class BaseTableBuilder {
     return true;
   }
 
-  /**
-   * The chain numbers in the order of their names (names sort as strings do by default; a
-   * comparator call per comparison costs more), after checking every reference.
-   */
+  /** The chain numbers in the order of their names, after checking every reference. */
   protected chainOrder(): Int32Array {
     this.checkReferences();
-    const names = [...this.chainIndex.keys()].sort();
-    const order = new Int32Array(names.length);
-    for (let i = 0; i < names.length; i++) order[i] = this.chainIndex.get(names[i])!;
-    return order;
+    return sortedOrder(this.chainList.map((c) => c.name));
   }
 
   protected sortedSets(): SetContents[] {
-    const setNames = [...this.sets.keys()].sort();
-    return setNames.map((n) => {
-      const s = this.sets.get(n)!;
-      const keys = [...s.elements.keys()].sort();
-      return { set: s.set, elements: keys.map((k) => s.elements.get(k)!) };
+    const sets = [...this.sets.values()];
+    return Array.from(sortedOrder(sets.map((s) => s.set.name)), (i) => {
+      const { set, elements } = sets[i];
+      const keys = [...elements.keys()].sort();
+      return { set, elements: keys.map((k) => elements.get(k)!) };
     });
   }
 
