@@ -129,11 +129,11 @@ export abstract class BaseTableBuilder {
     }
     this.chainIndex.set(c.name, this.chainList.length);
     this.chainList.push(makeChain(c));
-    this.chainAdded();
+    this.chainAdded(c);
   }
 
-  /** Called when a chain was made, with its number the last one. */
-  protected chainAdded(): void {}
+  /** Called when a chain was made, its number the last one. */
+  protected chainAdded(_c: Chain): void {}
 
   hasChain(name: string): boolean {
     return this.chainIndex.has(name);
@@ -151,14 +151,20 @@ export abstract class BaseTableBuilder {
   }
 
   rule(r: Rule): void {
-    const chain = this.chainIndex.get(r.chain);
+    // A chain's rules mostly come one after another: its number is looked up once for them.
+    const chain = r.chain === this.lastRuleChain ? this.lastRuleChainIndex : this.chainIndex.get(r.chain);
     if (chain === undefined) throw new InternalError(`rule added to missing chain ${r.chain}`);
+    this.lastRuleChain = r.chain;
+    this.lastRuleChainIndex = chain;
     makeRule(r);
     this.referrer = 'rule in';
     this.where = r.chain;
     for (const s of r.stmts) forEachReference(s, this.refChain, this.refSet);
     this.keepRule(chain, r);
   }
+
+  private lastRuleChain: string | undefined;
+  private lastRuleChainIndex = 0;
 
   // What the rule or element being added refers to must exist by the end: a reference to
   // an object not made yet (chains refer to chains made after them) is checked in finish().

@@ -210,24 +210,55 @@ export const stmtText = (s: Stmt): string => printed((o) => writeStmt(o, s));
 export const ruleBodyText = (stmts: Stmt[]): string => printed((o) => writeRuleBody(o, stmts));
 export const ruleText = (r: Rule): string => printed((o) => writeRule(o, r));
 
-function keyPartText(p: KeyPart): string {
-  return p.t === 'ip' ? formatIP(p.ip) : p.t === 'proto' ? p.name : String(p.n);
+function writeKeyPart(o: TextOut, p: KeyPart): void {
+  if (p.t === 'ip') o.ip(p.ip);
+  else if (p.t === 'proto') o.str(p.name);
+  else o.num(p.n);
 }
 
 /** `{ key comment "c" : verdict }` for add; just `{ key }` for delete (nft ignores the rest). */
-export function elementText(e: Element, forAdd: boolean): string {
-  const key = e.key.map(keyPartText).join(' . ');
-  const comment = forAdd && e.comment !== undefined ? ` comment "${e.comment}"` : '';
-  const value = forAdd && e.value ? ` : ${verdictText(e.value)}` : '';
-  return `{ ${key}${comment}${value} }`;
+export function writeElement(o: TextOut, e: Element, forAdd: boolean): void {
+  o.str('{ ');
+  for (let i = 0; i < e.key.length; i++) {
+    if (i > 0) o.str(' . ');
+    writeKeyPart(o, e.key[i]);
+  }
+  if (forAdd && e.comment !== undefined) {
+    o.str(' comment "');
+    o.str(e.comment);
+    o.str('"');
+  }
+  if (forAdd && e.value) {
+    o.str(' : ');
+    writeVerdict(o, e.value);
+  }
+  o.str(' }');
 }
 
-function setSpec(s: NftSet): string {
-  const parts = [`type ${s.keyType.join(' . ')}${s.kind === 'map' ? ' : verdict' : ''}`];
-  if (s.flags?.length) parts.push(`flags ${s.flags.join(',')}`);
-  if (s.timeoutSeconds !== undefined) parts.push(`timeout ${s.timeoutSeconds}s`);
-  if (s.comment !== undefined) parts.push(`comment "${s.comment}"`);
-  return `{ ${parts.map((p) => `${p} ;`).join(' ')} }`;
+export const elementText = (e: Element, forAdd: boolean): string => printed((o) => writeElement(o, e, forAdd));
+
+/** `{ type ... ; flags ... ; timeout Ns ; comment "..." ; }` */
+function writeSetSpec(o: TextOut, s: NftSet): void {
+  o.str('{ type ');
+  o.str(s.keyType.join(' . '));
+  if (s.kind === 'map') o.str(' : verdict');
+  o.str(' ;');
+  if (s.flags?.length) {
+    o.str(' flags ');
+    o.str(s.flags.join(','));
+    o.str(' ;');
+  }
+  if (s.timeoutSeconds !== undefined) {
+    o.str(' timeout ');
+    o.num(s.timeoutSeconds);
+    o.str('s ;');
+  }
+  if (s.comment !== undefined) {
+    o.str(' comment "');
+    o.str(s.comment);
+    o.str('" ;');
+  }
+  o.str(' }');
 }
 
 /** "ip kube-proxy": the words that name a table in every operation. */
@@ -240,29 +271,59 @@ export function tableLine(verb: 'add' | 'delete', t: Table): string {
   return verb === 'add' && t.comment !== undefined ? `${head} { comment "${t.comment}" ; }` : head;
 }
 
-export function chainAddLine(table: string, c: Chain): string {
-  const head = `add chain ${table} ${c.name}`;
-  const parts: string[] = [];
+export function writeChainAdd(o: TextOut, table: string, c: Chain): void {
+  o.str('add chain ');
+  o.str(table);
+  o.str(' ');
+  o.str(c.name);
   const b = c.base;
+  if (!b && c.comment === undefined) return;
+  o.str(' {');
   if (b) {
-    parts.push(`type ${b.type} hook ${b.hook} priority ${b.priority} ;`);
-    if (b.policy) parts.push(`policy ${b.policy} ;`);
+    o.str(` type ${b.type} hook ${b.hook} priority `);
+    o.num(b.priority);
+    o.str(' ;');
+    if (b.policy) o.str(` policy ${b.policy} ;`);
   }
-  if (c.comment !== undefined) parts.push(`comment "${c.comment}" ;`);
-  return parts.length ? `${head} { ${parts.join(' ')} }` : head;
+  if (c.comment !== undefined) {
+    o.str(' comment "');
+    o.str(c.comment);
+    o.str('" ;');
+  }
+  o.str(' }');
 }
 
-export function setAddLine(table: string, s: NftSet): string {
-  return `add ${s.kind} ${table} ${s.name} ${setSpec(s)}`;
+export const chainAddLine = (table: string, c: Chain): string => printed((o) => writeChainAdd(o, table, c));
+
+export function writeSetAdd(o: TextOut, table: string, s: NftSet): void {
+  o.str('add ');
+  o.str(s.kind);
+  o.str(' ');
+  o.str(table);
+  o.str(' ');
+  o.str(s.name);
+  o.str(' ');
+  writeSetSpec(o, s);
 }
+
+export const setAddLine = (table: string, s: NftSet): string => printed((o) => writeSetAdd(o, table, s));
 
 function ruleAddLine(table: string, r: Rule): string {
   return `add rule ${table} ${r.chain} ${ruleText(r)}`;
 }
 
-export function elementLine(verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string {
-  return `${verb} element ${table} ${s.name} ${elementText(e, verb === 'add')}`;
+export function writeElementLine(o: TextOut, verb: 'add' | 'delete', table: string, s: NftSet, e: Element): void {
+  o.str(verb);
+  o.str(' element ');
+  o.str(table);
+  o.str(' ');
+  o.str(s.name);
+  o.str(' ');
+  writeElement(o, e, verb === 'add');
 }
+
+export const elementLine = (verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string =>
+  printed((o) => writeElementLine(o, verb, table, s, e));
 
 export function opText(op: Op): string {
   switch (op.t) {
