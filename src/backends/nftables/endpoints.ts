@@ -16,8 +16,11 @@ const l4protoIs = {
 export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
   const { sp } = plan;
   const protocolMatch = l4protoIs[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
-  for (const ep of plan.endpoints.allReachableEndpoints) {
-    const { chain, affinitySet } = plan.endpointNames(ep);
+  const endpoints = plan.endpoints.allReachableEndpoints;
+  const names = plan.endpointNames(endpoints);
+  for (let i = 0; i < endpoints.length; i++) {
+    const ep = endpoints[i];
+    const { chain, affinitySet } = names[i];
     b.chain({ name: chain });
     if (sp.affinityTimeout !== undefined) {
       // Affinity is per client IP and Service port, whichever Service IP was used.

@@ -50,14 +50,12 @@ export function emitPolicyChains(b: BaseTableBuilder, ctx: FamilyContext, m: Fam
 
 function emitEndpointSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
   const { sp } = plan;
+  const names = plan.endpointNames(endpoints);
   if (sp.affinityTimeout !== undefined) {
-    for (const ep of endpoints) {
-      const names = plan.endpointNames(ep);
-      b.rule({ chain, stmts: [eq(ctx.saddr, setref(names.affinitySet)), goto(names.chain)] });
-    }
+    for (const n of names) b.rule({ chain, stmts: [eq(ctx.saddr, setref(n.affinitySet)), goto(n.chain)] });
   }
   b.rule({
     chain,
-    stmts: [{ t: 'numgen-vmap', mod: endpoints.length, targets: endpoints.map((ep) => ({ kind: 'goto', target: plan.endpointNames(ep).chain })) }],
+    stmts: [{ t: 'numgen-vmap', mod: endpoints.length, targets: names.map((n) => ({ kind: 'goto', target: n.chain })) }],
   });
 }
