@@ -9,25 +9,27 @@ import { BaseTableBuilder, type SetContents } from './ruleset.js';
 import { tableWords, writeChainAdd, writeRule } from './text.js';
 import { Utf8Out } from './utf8-out.js';
 
-/** Printed items, each in one piece: item k is pieces[piece[k]] from start[k] to end[k]. */
+/**
+ * Printed items, each in one piece: item k is pieces[piece[k]] from start[k] to end[k].
+ * A piece is UTF-8 bytes as a string of one character per byte (latin1).
+ */
 export interface PrintedItems {
-  pieces: Uint8Array[];
-  piece: Int32Array;
-  start: Int32Array;
-  end: Int32Array;
+  pieces: string[];
+  piece: number[];
+  start: number[];
+  end: number[];
 }
 
 /** Rules in printing order; the rules of the i-th chain are first[i] to first[i + 1] - 1. */
 export interface PrintedRules extends PrintedItems {
-  first: Int32Array;
+  first: number[];
 }
 
 export interface TableText {
   table: Table;
   chains: Chain[]; // sorted by name
-  /** The "add chain" line of each of chains, with its line end; the chain's name starts at nameAt. */
+  /** The "add chain" line of each of chains, without its line end. */
   chainLines: PrintedItems;
-  nameAt: number;
   rules: PrintedRules; // each without "add rule TABLE CHAIN " and line end
   sets: SetContents[]; // sorted by name
 }
@@ -37,25 +39,19 @@ export class TextTableBuilder extends BaseTableBuilder {
   private readonly chainLines = new PieceStore();
   private readonly rules = new PieceStore();
   // Per rule, in the order added: its chain's number.
-  private ruleChain = new Int32Array(1024);
+  private readonly ruleChain: number[] = [];
 
   protected override chainAdded(c: Chain): void {
     this.chainLines.begin();
     writeChainAdd(this.chainLines, this.words, c);
-    this.chainLines.byte(0x0a);
     this.chainLines.end();
   }
 
   protected keepRule(chain: number, r: Rule): void {
     this.rules.begin();
     writeRule(this.rules, r);
-    const k = this.rules.end();
-    if (k === this.ruleChain.length) {
-      const grown = new Int32Array(2 * k);
-      grown.set(this.ruleChain);
-      this.ruleChain = grown;
-    }
-    this.ruleChain[k] = chain;
+    this.rules.end();
+    this.ruleChain.push(chain);
   }
 
   finish(): TableText {
@@ -63,46 +59,60 @@ export class TextTableBuilder extends BaseTableBuilder {
     const n = order.length;
     const chains: Chain[] = new Array(n);
     for (let i = 0; i < n; i++) chains[i] = this.chainList[order[i]];
-    // "add chain ip kube-proxy ": chain names are ASCII (objects.ts checks them), the
-    // words may not be.
-    const nameAt = Buffer.byteLength(`add chain ${this.words} `);
     return {
       table: this.table,
       chains,
       chainLines: this.chainLines.items(order),
-      nameAt,
       rules: this.groupedRules(order),
       sets: this.sortedSets(),
     };
   }
 
   /** The rules grouped by chain, chains in the given order, each chain's rules in the order added. */
-  private groupedRules(order: Int32Array): PrintedRules {
+  private groupedRules(order: ArrayLike<number>): PrintedRules {
     const n = order.length;
     const count = this.rules.count;
-    const rank = new Int32Array(n);
+    const rank: number[] = new Array(n);
     for (let i = 0; i < n; i++) rank[order[i]] = i;
-    const first = new Int32Array(n + 1);
+    const first: number[] = new Array(n + 1).fill(0);
     for (let k = 0; k < count; k++) first[rank[this.ruleChain[k]] + 1]++;
     for (let i = 0; i < n; i++) first[i + 1] += first[i];
     const next = first.slice(0, n);
-    const ruleOrder = new Int32Array(count);
+    const ruleOrder: number[] = new Array(count);
     for (let k = 0; k < count; k++) ruleOrder[next[rank[this.ruleChain[k]]]++] = k;
     return { ...this.rules.items(ruleOrder), first };
   }
 }
 
-// Items are printed into pieces of this size; a longer item gets a larger piece.
-const PIECE_BYTES = 1 << 20;
+// Items are printed into a buffer of this size; each time it fills, what it holds is kept
+// as a string (see PieceStore). An item longer than the buffer gets a larger one. Node
+// makes a string of more than ~1 MB outside the heap: pieces stay below that.
+const PIECE_BYTES = 1 << 19;
 
-/** Items printed one after another, each kept whole in one piece. */
+/**
+ * Items printed one after another as UTF-8 into one buffer, used again and again: when it
+ * fills, the items in it are kept as a string of one character per byte (latin1), a
+ * large string the young-generation collector never copies. Kept as buffers, 35 MB at
+ * 10,000 Services (175 MB at 50,000) would count as memory outside the heap, to which V8
+ * answers with full collections of the whole heap.
+ */
 export class PieceStore extends Utf8Out {
-  private readonly pieces: Buffer[] = [];
+  private readonly pieces: string[] = [];
   private itemStart = 0; // where the item being printed starts in buf
-  // Per item, in the order added: its piece and where its bytes end.
-  private itemPiece = new Int32Array(1024);
-  private itemEnd = new Int32Array(1024);
-  count = 0;
+  // Per item, in the order added: its piece and where its bytes end there. Plain arrays:
+  // typed ones would be memory outside the heap as well.
+  private readonly itemPiece: number[] = [];
+  private readonly itemEnd: number[] = [];
+  private sealed = false;
+
+  constructor() {
+    super();
+    this.buf = Buffer.allocUnsafe(PIECE_BYTES);
+  }
+
+  get count(): number {
+    return this.itemEnd.length;
+  }
 
   begin(): void {
     this.itemStart = this.at;
@@ -110,37 +120,34 @@ export class PieceStore extends Utf8Out {
 
   /** Ends the item begun; returns its number. */
   end(): number {
-    if (this.count === this.itemPiece.length) {
-      const grow = (a: Int32Array) => {
-        const b = new Int32Array(2 * a.length);
-        b.set(a);
-        return b;
-      };
-      this.itemPiece = grow(this.itemPiece);
-      this.itemEnd = grow(this.itemEnd);
-    }
-    this.itemPiece[this.count] = this.pieces.length - 1;
-    this.itemEnd[this.count] = this.at;
-    return this.count++;
+    this.itemPiece.push(this.pieces.length);
+    this.itemEnd.push(this.at);
+    return this.itemEnd.length - 1;
   }
 
-  /** A new piece, with the item printed so far moved to it. */
+  /** Keeps the items printed so far as a piece, and moves the item being printed to the start. */
   protected room(n: number): void {
     const sofar = this.at - this.itemStart;
-    const next = Buffer.allocUnsafe(Math.max(PIECE_BYTES, 2 * (sofar + n)));
-    this.buf.copy(next, 0, this.itemStart, this.at);
-    this.pieces.push(next);
-    this.buf = next;
+    this.pieces.push(this.buf.toString('latin1', 0, this.itemStart));
+    if (sofar + n > this.buf.length) {
+      const larger = Buffer.allocUnsafe(Math.max(2 * this.buf.length, sofar + n));
+      this.buf.copy(larger, 0, this.itemStart, this.at);
+      this.buf = larger;
+    } else this.buf.copyWithin(0, this.itemStart, this.at);
     this.itemStart = 0;
     this.at = sofar;
   }
 
-  /** The items in the given order (item numbers). */
-  items(order: Int32Array): PrintedItems {
+  /** The items in the given order (item numbers); nothing may be added after. */
+  items(order: ArrayLike<number>): PrintedItems {
+    if (!this.sealed) {
+      this.pieces.push(this.buf.toString('latin1', 0, this.at));
+      this.sealed = true;
+    }
     const count = order.length;
-    const piece = new Int32Array(count);
-    const start = new Int32Array(count);
-    const end = new Int32Array(count);
+    const piece: number[] = new Array(count);
+    const start: number[] = new Array(count);
+    const end: number[] = new Array(count);
     for (let i = 0; i < count; i++) {
       const k = order[i];
       const p = this.itemPiece[k];
@@ -149,8 +156,6 @@ export class PieceStore extends Utf8Out {
       start[i] = k > 0 && this.itemPiece[k - 1] === p ? this.itemEnd[k - 1] : 0;
       end[i] = this.itemEnd[k];
     }
-    // Read back through plain views: subarrays of them are cheaper than a Buffer's.
-    const pieces = this.pieces.map((b) => new Uint8Array(b.buffer, b.byteOffset, b.length));
-    return { pieces, piece, start, end };
+    return { pieces: this.pieces, piece, start, end };
   }
 }

@@ -4,9 +4,13 @@
 import type { TableText } from './text-table.js';
 import { tableLine, tableWords, writeElementLine, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
+import type { IP } from '../net/ip.js';
 
 // Chunks of about this many bytes are handed over.
 const CHUNK_BYTES = 1 << 18;
+// Gathered lines are joined and copied when they reach this many bytes: a larger string
+// would be made in the old generation, where it stays until a full collection.
+const GATHER_BYTES = 1 << 15;
 
 /** Hands chunks of bytes over one at a time; each is valid only until the sink returns. */
 export type ByteSink = (chunk: Uint8Array) => void;
@@ -19,22 +23,54 @@ export type ChunkWriter = (sink: ByteSink) => void;
  * straight into one buffer used again for every chunk. A large ruleset is hundreds of
  * megabytes: it is never one string, and it never piles up as buffers either (V8 counts
  * their memory and answers with full collections of the heap, about one per 64 MB written).
+ *
+ * Lines the text table keeps printed (strings of one character per byte) are gathered as
+ * they are, then joined and copied into the chunk at once.
  */
 export class ByteChunks extends Utf8Out {
+  private gathered: string[] = [];
+  private gatheredLength = 0;
+
   constructor(private readonly sink: ByteSink) {
     super();
     this.buf = Buffer.allocUnsafe(2 * CHUNK_BYTES);
   }
 
+  /** Appends part of a line that is bytes, one character each (latin1). */
+  byteText(s: string): void {
+    this.gathered.push(s);
+    this.gatheredLength += s.length;
+  }
+
+  /** Ends a line of byteText(). */
+  byteTextLineEnd(): void {
+    this.gathered.push('\n');
+    if (++this.gatheredLength >= GATHER_BYTES) this.copyGathered();
+  }
+
+  override str(s: string): void {
+    if (this.gatheredLength > 0) this.copyGathered();
+    super.str(s);
+  }
+
+  override num(n: number): void {
+    if (this.gatheredLength > 0) this.copyGathered();
+    super.num(n);
+  }
+
+  override ip(ip: IP): void {
+    if (this.gatheredLength > 0) this.copyGathered();
+    super.ip(ip);
+  }
+
+  override byte(c: number): void {
+    if (this.gatheredLength > 0) this.copyGathered();
+    super.byte(c);
+  }
+
   /** Ends a line; a chunk ends only here. */
   endLine(): void {
     this.byte(0x0a);
-    if (this.at >= CHUNK_BYTES) this.flush();
-  }
-
-  /** Copies lines that end with their line end. */
-  lines(src: Uint8Array, start: number, end: number): void {
-    this.bytes(src, start, end);
     if (this.at >= CHUNK_BYTES) this.flush();
   }
 
@@ -44,7 +80,17 @@ export class ByteChunks extends Utf8Out {
   }
 
   finish(): void {
+    if (this.gatheredLength > 0) this.copyGathered();
     this.flush();
+  }
+
+  private copyGathered(): void {
+    const s = this.gathered.join('');
+    this.gathered = [];
+    this.gatheredLength = 0;
+    if (this.at + s.length > this.buf.length) this.room(s.length);
+    this.at += this.buf.write(s, this.at, 'latin1');
+    if (this.at >= CHUNK_BYTES) this.flush();
   }
 
   private flush(): void {
@@ -76,12 +122,15 @@ export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
       out.line(tableLine('delete', ref));
       out.line(tableLine('add', t.table));
       const { pieces, piece, start, end } = t.chainLines;
-      for (let i = 0; i < t.chains.length; i++) out.lines(pieces[piece[i]], start[i], end[i]);
+      for (let i = 0; i < t.chains.length; i++) {
+        out.byteText(pieces[piece[i]].slice(start[i], end[i]));
+        out.byteTextLineEnd();
+      }
       for (const s of t.sets) {
         writeSetAdd(out, words, s.set);
         out.endLine();
       }
-      writeRules(out, t, utf8(`add rule ${words} `));
+      writeRules(out, t, `add rule ${words} `);
       for (const s of t.sets) {
         for (const e of s.elements) {
           writeElementLine(out, 'add', words, s.set, e);
@@ -93,33 +142,17 @@ export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
   };
 }
 
-function writeRules(out: ByteChunks, t: TableText, ruleHead: Uint8Array): void {
+function writeRules(out: ByteChunks, t: TableText, ruleHead: string): void {
   const { pieces, piece, start, end, first } = t.rules;
-  const lines = t.chainLines;
-  let head = new Uint8Array(ruleHead.length + 256);
-  head.set(ruleHead);
+  // The head's words as bytes, one character each (the chain names are ASCII).
+  const headBytes = Buffer.from(ruleHead, 'utf8').toString('latin1');
   for (let i = 0; i < t.chains.length; i++) {
     if (first[i] === first[i + 1]) continue;
-    // "add rule FAMILY TABLE CHAIN ", the name copied from the chain's line, made once
-    // for the chain's rules.
-    const nameStart = lines.start[i] + t.nameAt;
-    const nameEnd = nameStart + t.chains[i].name.length;
-    const headEnd = ruleHead.length + (nameEnd - nameStart) + 1;
-    if (headEnd > head.length) {
-      head = new Uint8Array(2 * headEnd);
-      head.set(ruleHead);
-    }
-    head.set(lines.pieces[lines.piece[i]].subarray(nameStart, nameEnd), ruleHead.length);
-    head[headEnd - 1] = 0x20; // ' '
+    const head = `${headBytes}${t.chains[i].name} `;
     for (let k = first[i]; k < first[i + 1]; k++) {
-      out.bytes(head, 0, headEnd);
-      out.bytes(pieces[piece[k]], start[k], end[k]);
-      out.endLine();
+      out.byteText(head);
+      out.byteText(pieces[piece[k]].slice(start[k], end[k]));
+      out.byteTextLineEnd();
     }
   }
-}
-
-function utf8(s: string): Uint8Array {
-  const b = Buffer.from(s, 'utf8');
-  return new Uint8Array(b.buffer, b.byteOffset, b.length);
 }

@@ -66,15 +66,4 @@ export abstract class Utf8Out implements TextOut {
     if (this.at === this.buf.length) this.room(1);
     this.buf[this.at++] = c;
   }
-
-  /** Copies bytes from start to end (exclusive). */
-  bytes(src: Uint8Array, start: number, end: number): void {
-    const n = end - start;
-    if (this.at + n > this.buf.length) this.room(n);
-    const b = this.buf;
-    // Below a few dozen bytes a loop copies sooner than a subarray and set.
-    if (n > 40) b.set(src.subarray(start, end), this.at);
-    else for (let i = start, at = this.at; i < end; i++) b[at++] = src[i];
-    this.at += n;
-  }
 }
