@@ -7,11 +7,11 @@ import { buildModel } from './model/build.js';
 import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
 import { validateObject, validateObjects } from './schema/validate.js';
-import { compileFamilyTable } from './backends/nftables/index.js';
+import { compileFamilyTable, compileFamilyTableText } from './backends/nftables/index.js';
 import { fullReplace } from './nft/transaction.js';
-import { fullReplaceBytes, type ChunkWriter } from './nft/text.js';
+import { fullReplaceBytes, type ChunkWriter } from './nft/text-writer.js';
 import { transactionJson } from './nft/json.js';
-import type { RuleForm, TableContents } from './nft/ruleset.js';
+import type { TableContents } from './nft/ruleset.js';
 
 export interface ModelResult {
   families: FamilyModel[];
@@ -92,15 +92,25 @@ export interface CompileResult {
   warnings: Diagnostic[];
 }
 
-export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[], ruleForm: RuleForm = 'statements'): TableContents[] {
-  return model.families.map((m) => compileFamilyTable(m, { tableName, ruleForm }, warnings));
+/** One table per IP family, with every rule's statements. */
+export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
+  return model.families.map((m) => compileFamilyTable(m, { tableName }, warnings));
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
-  // Text output needs only each rule's text; JSON output needs its statements.
-  const tables = compileTables(model, opts.tableName ?? 'kube-proxy', warnings, opts.format === 'json' ? 'statements' : 'text');
-  if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
-  return { output: opts.format === 'json' ? transactionJson(fullReplace(tables)) : fullReplaceBytes(tables), warnings };
+  const tableName = opts.tableName ?? 'kube-proxy';
+  const failOnWarnings = () => {
+    if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
+  };
+  // JSON output needs each rule's statements; text output needs only its text.
+  if (opts.format === 'json') {
+    const tables = compileTables(model, tableName, warnings);
+    failOnWarnings();
+    return { output: transactionJson(fullReplace(tables)), warnings };
+  }
+  const tables = model.families.map((m) => compileFamilyTableText(m, { tableName }, warnings));
+  failOnWarnings();
+  return { output: fullReplaceBytes(tables), warnings };
 }

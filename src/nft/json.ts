@@ -5,7 +5,6 @@
 // What JSON input cannot carry on nft 1.0.6 (see docs/nft-json.md): table, chain, set and
 // map comments are ignored by the parser, and the set flag "dynamic" is refused, so it is
 // left out; base chain priorities are integers.
-import { InternalError } from '../diag/diagnostic.js';
 import { formatIP } from '../net/ip.js';
 import type { Expr, Family, Stmt, Value, Verdict } from './expr.js';
 import type { Element, KeyPart, NftSet } from './objects.js';
@@ -152,7 +151,6 @@ export function opJson(op: Op): Json {
       return { [op.verb]: { [op.set.kind]: { ...base, name: op.set.name } } };
     case 'rule': {
       if (op.verb === 'delete') return { delete: { rule: { ...base, chain: op.rule.chain, handle: op.rule.handle } } };
-      if (op.rule.text !== undefined) throw new InternalError(`rule in ${op.rule.chain} was kept as text only`);
       const body: { [k: string]: Json } = { ...base, chain: op.rule.chain, expr: op.rule.stmts.map((s) => stmtJson(s, tableRef.family)) };
       if (op.rule.comment !== undefined) body.comment = op.rule.comment;
       return { add: { rule: body } };

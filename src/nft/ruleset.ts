@@ -3,8 +3,8 @@
 // Order never depends on insertion: the writer sorts chains, sets and elements.
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP } from '../net/ip.js';
+import { sortedOrder } from './sort-names.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
-import { ruleBodyText } from './text.js';
 import {
   type Chain,
   type Element,
@@ -38,6 +38,36 @@ export function keyString(key: KeyPart[]): string {
   return key.map((p) => (p.t === 'ip' ? formatIP(p.ip) : p.t === 'proto' ? p.name : String(p.n))).join(' . ');
 }
 
+/**
+ * An element's key as a string of character codes that sorts as compareKeys orders the
+ * keys, and is equal only for equal keys: each part is its kind ('ip' < 'port' < 'proto',
+ * as compareKeys compares kinds), then an address's family and bytes, a port's two bytes,
+ * or a protocol's rank by name. Sets are sorted by it with the default sort, without a
+ * comparator call per comparison.
+ */
+export function elementSortKey(key: KeyPart[]): string {
+  let out = '';
+  for (const p of key) {
+    if (p.t === 'ip') {
+      const b = p.ip.bytes;
+      out += String.fromCharCode(0, p.ip.family, b[0], b[1], b[2], b[3]);
+      for (let i = 4; i < b.length; i++) out += String.fromCharCode(b[i]);
+    } else if (p.t === 'port') {
+      // A port out of range (makeElement refuses it) is kept apart from every valid one.
+      out += isPort(p.n) ? String.fromCharCode(1, p.n >> 8, p.n & 0xff) : `\u0003${p.n}\u0000`;
+    } else {
+      const rank = PROTOCOL_RANK.indexOf(p.name);
+      out += rank >= 0 ? String.fromCharCode(2, rank) : `\u0004${p.name}\u0000`;
+    }
+  }
+  return out;
+}
+
+const isPort = (n: number) => Number.isInteger(n) && n >= 0 && n <= 65535;
+
+// Protocols in the order of their names.
+const PROTOCOL_RANK: string[] = ['sctp', 'tcp', 'udp'];
+
 export function compareKeys(a: KeyPart[], b: KeyPart[]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
     const x = a[i];
@@ -65,38 +95,48 @@ export interface ElementConflict {
 
 /**
  * What a built table keeps of its rules: their statements (for diff, JSON and tracing),
- * or only their text (for printing: one string per rule instead of a tree of objects).
+ * or only their text (for printing: TextTableBuilder).
  */
 export type RuleForm = 'statements' | 'text';
 
-const NO_STATEMENTS: Stmt[] = Object.freeze([]) as unknown as Stmt[];
-
-export class TableBuilder {
-  private readonly chains = new Map<string, ChainContents>();
+/**
+ * The checks and bookkeeping every table needs, whatever it keeps of its rules. Chains are
+ * numbered in the order they are made; a rule is kept against its chain's number.
+ */
+export abstract class BaseTableBuilder {
+  /** Chain name to its number; chainList holds the chains by number. */
+  private readonly chainIndex = new Map<string, number>();
+  protected readonly chainList: Chain[] = [];
+  /** Each set with its elements by elementSortKey. */
   private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element> }>();
   readonly conflicts: ElementConflict[] = [];
   /** References to objects not made yet, checked at the end: (referrer, where, kind, name) in a row. */
   private readonly pending: string[] = [];
 
-  constructor(
-    readonly table: Table,
-    private readonly ruleForm: RuleForm = 'statements',
-  ) {}
+  constructor(readonly table: Table) {}
+
+  /** Keeps a checked rule of chain number `chain`. */
+  protected abstract keepRule(chain: number, r: Rule): void;
 
   /** Creates the chain, or returns the one of that name (kube-proxy's ensureChain). */
   chain(c: Chain): void {
-    const existing = this.chains.get(c.name);
-    if (existing) {
-      if (JSON.stringify(existing.chain) !== JSON.stringify(c)) {
+    const existing = this.chainIndex.get(c.name);
+    if (existing !== undefined) {
+      if (JSON.stringify(this.chainList[existing]) !== JSON.stringify(c)) {
         throw new InternalError(`chain ${c.name} defined twice with different properties`);
       }
       return;
     }
-    this.chains.set(c.name, { chain: makeChain(c), rules: [] });
+    this.chainIndex.set(c.name, this.chainList.length);
+    this.chainList.push(makeChain(c));
+    this.chainAdded(c);
   }
 
+  /** Called when a chain was made, its number the last one. */
+  protected chainAdded(_c: Chain): void {}
+
   hasChain(name: string): boolean {
-    return this.chains.has(name);
+    return this.chainIndex.has(name);
   }
 
   set(s: NftSet): void {
@@ -111,26 +151,27 @@ export class TableBuilder {
   }
 
   rule(r: Rule): void {
-    const chain = this.chains.get(r.chain);
-    if (!chain) throw new InternalError(`rule added to missing chain ${r.chain}`);
+    // A chain's rules mostly come one after another: its number is looked up once for them.
+    const chain = r.chain === this.lastRuleChain ? this.lastRuleChainIndex : this.chainIndex.get(r.chain);
+    if (chain === undefined) throw new InternalError(`rule added to missing chain ${r.chain}`);
+    this.lastRuleChain = r.chain;
+    this.lastRuleChainIndex = chain;
     makeRule(r);
     this.referrer = 'rule in';
     this.where = r.chain;
     for (const s of r.stmts) forEachReference(s, this.refChain, this.refSet);
-    if (this.ruleForm === 'statements') chain.rules.push(r);
-    else {
-      const kept: Rule = { chain: r.chain, stmts: NO_STATEMENTS, text: ruleBodyText(r.stmts) };
-      if (r.comment !== undefined) kept.comment = r.comment;
-      chain.rules.push(kept);
-    }
+    this.keepRule(chain, r);
   }
+
+  private lastRuleChain: string | undefined;
+  private lastRuleChainIndex = 0;
 
   // What the rule or element being added refers to must exist by the end: a reference to
   // an object not made yet (chains refer to chains made after them) is checked in finish().
   private referrer = '';
   private where = '';
   private readonly refChain = (name: string) => {
-    if (!this.chains.has(name)) this.pending.push(this.referrer, this.where, 'chain', name);
+    if (!this.chainIndex.has(name)) this.pending.push(this.referrer, this.where, 'chain', name);
   };
   private readonly refSet = (name: string) => {
     if (!this.sets.has(name)) this.pending.push(this.referrer, this.where, 'set', name);
@@ -148,7 +189,7 @@ export class TableBuilder {
       throw new InternalError(`element of ${e.set} ${e.value ? 'has' : 'lacks'} a value`);
     }
     if (e.key.length !== s.set.keyType.length) throw new InternalError(`element key of ${e.set} has the wrong arity`);
-    const k = keyString(e.key);
+    const k = elementSortKey(e.key);
     const existing = s.elements.get(k);
     if (existing) {
       if (verdictEquals(existing.value, e.value)) return true;
@@ -164,24 +205,47 @@ export class TableBuilder {
     return true;
   }
 
-  finish(): TableContents {
-    // Names sort as strings do by default; a comparator call per comparison costs more.
-    const chainNames = [...this.chains.keys()].sort();
-    const setNames = [...this.sets.keys()].sort();
-    const contents: TableContents = {
-      table: this.table,
-      chains: chainNames.map((n) => this.chains.get(n)!),
-      sets: setNames.map((n) => {
-        const s = this.sets.get(n)!;
-        return { set: s.set, elements: [...s.elements.values()].sort((a, b) => compareKeys(a.key, b.key)) };
-      }),
-    };
+  /** The chain numbers in the order of their names, after checking every reference. */
+  protected chainOrder(): Int32Array {
+    this.checkReferences();
+    return sortedOrder(this.chainList.map((c) => c.name));
+  }
+
+  protected sortedSets(): SetContents[] {
+    const sets = [...this.sets.values()];
+    return Array.from(sortedOrder(sets.map((s) => s.set.name)), (i) => {
+      const { set, elements } = sets[i];
+      const keys = [...elements.keys()].sort();
+      return { set, elements: keys.map((k) => elements.get(k)!) };
+    });
+  }
+
+  private checkReferences(): void {
     const p = this.pending;
     for (let i = 0; i < p.length; i += 4) {
-      const exists = p[i + 2] === 'chain' ? this.chains.has(p[i + 3]) : this.sets.has(p[i + 3]);
+      const exists = p[i + 2] === 'chain' ? this.chainIndex.has(p[i + 3]) : this.sets.has(p[i + 3]);
       if (!exists) throw new InternalError(`${p[i]} ${p[i + 1]} refers to missing ${p[i + 2]} ${p[i + 3]}`);
     }
-    return contents;
+  }
+}
+
+/** A table with every rule's statements: for the diff, JSON output and tracing. */
+export class TableBuilder extends BaseTableBuilder {
+  private readonly chainRules: Rule[][] = [];
+
+  protected override chainAdded(): void {
+    this.chainRules.push([]);
+  }
+
+  protected keepRule(chain: number, r: Rule): void {
+    this.chainRules[chain].push(r);
+  }
+
+  finish(): TableContents {
+    const order = this.chainOrder();
+    const chains: ChainContents[] = new Array(order.length);
+    for (let i = 0; i < order.length; i++) chains[i] = { chain: this.chainList[order[i]], rules: this.chainRules[order[i]] };
+    return { table: this.table, chains, sets: this.sortedSets() };
   }
 }
 

@@ -1,142 +1,329 @@
 // nft text, flat: one operation per line in the form knftables and kube-proxy's tests use
 // (`add rule ip kube-proxy CHAIN ...`), so a one-endpoint change is a one-line diff.
 import { InternalError } from '../diag/diagnostic.js';
-import { formatCIDR, formatIP } from '../net/ip.js';
+import { formatIP, type IP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
 import type { Chain, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
-import type { TableContents } from './ruleset.js';
-import { visitFullReplace, type Op, type TableRef, type Transaction } from './transaction.js';
+import type { Op, TableRef, Transaction } from './transaction.js';
 
 /** Marks print as kube-proxy formats them (Go's %#08x): 0x00004000. */
 export function markHex(n: number): string {
   return '0x' + n.toString(16).padStart(8, '0');
 }
 
-export function exprText(e: Expr): string {
+/**
+ * Where nft text is printed to: a string (StringOut, for stmtText and the like), or the
+ * UTF-8 bytes of a table kept only to be printed (text-table.ts), which then never makes
+ * the strings at all. Statements are printed once, by the write* functions, for both.
+ */
+export interface TextOut {
+  /** Text as it is. */
+  str(s: string): void;
+  /** A number in decimal, as String(n). */
+  num(n: number): void;
+  /** An address as formatIP prints it. */
+  ip(ip: IP): void;
+}
+
+export class StringOut implements TextOut {
+  text = '';
+  str(s: string): void {
+    this.text += s;
+  }
+  num(n: number): void {
+    this.text += String(n);
+  }
+  ip(ip: IP): void {
+    this.text += formatIP(ip);
+  }
+}
+
+function printed(write: (o: StringOut) => void): string {
+  const o = new StringOut();
+  write(o);
+  return o.text;
+}
+
+export function writeExpr(o: TextOut, e: Expr): void {
   switch (e.t) {
     case 'payload':
-      return `${e.proto} ${e.field}`;
+      o.str(e.proto);
+      o.str(' ');
+      o.str(e.field);
+      return;
     case 'meta':
-      return e.key === 'l4proto' ? 'meta l4proto' : e.key;
+      o.str(e.key === 'l4proto' ? 'meta l4proto' : e.key);
+      return;
     case 'ct':
-      return 'ct state';
+      o.str('ct state');
+      return;
     case 'fib':
-      return `fib ${e.flag} type`;
+      o.str('fib ');
+      o.str(e.flag);
+      o.str(' type');
+      return;
     case 'concat':
-      return e.parts.map(exprText).join(' . ');
+      for (let i = 0; i < e.parts.length; i++) {
+        if (i > 0) o.str(' . ');
+        writeExpr(o, e.parts[i]);
+      }
+      return;
     case 'and':
-      return `${exprText(e.left)} and ${markHex(e.mask)}`;
+      writeExpr(o, e.left);
+      o.str(' and ');
+      o.str(markHex(e.mask));
+      return;
     case 'numgen':
-      return `numgen random mod ${e.mod}`;
+      o.str('numgen random mod ');
+      o.num(e.mod);
+      return;
   }
 }
 
-export function valueText(v: Value): string {
+export function writeValue(o: TextOut, v: Value): void {
   switch (v.t) {
     case 'ip':
-      return formatIP(v.ip);
-    case 'prefix':
-      return formatCIDR(v.cidr);
+      o.ip(v.ip);
+      return;
+    case 'prefix': // formatCIDR
+      o.ip(v.cidr.addr);
+      o.str('/');
+      o.num(v.cidr.prefix);
+      return;
     case 'num':
-      return String(v.n);
+      o.num(v.n);
+      return;
     case 'sym':
-      return v.s;
+      o.str(v.s);
+      return;
     case 'str':
       if (!/^[A-Za-z0-9_.:@+-]+\*?$/.test(v.s)) throw new InternalError(`unprintable string ${JSON.stringify(v.s)}`);
-      return `"${v.s}"`;
+      o.str('"');
+      o.str(v.s);
+      o.str('"');
+      return;
     case 'setref':
-      return `@${v.name}`;
+      o.str('@');
+      o.str(v.name);
+      return;
     case 'anonset':
-      return `{ ${v.items.map(valueText).join(' , ')} }`;
+      o.str('{ ');
+      for (let i = 0; i < v.items.length; i++) {
+        if (i > 0) o.str(' , ');
+        writeValue(o, v.items[i]);
+      }
+      o.str(' }');
+      return;
   }
 }
 
-export function verdictText(v: Verdict): string {
-  return 'target' in v ? `${v.kind} ${v.target}` : v.kind;
+export function writeVerdict(o: TextOut, v: Verdict): void {
+  o.str(v.kind);
+  if ('target' in v) {
+    o.str(' ');
+    o.str(v.target);
+  }
 }
 
-export function stmtText(s: Stmt): string {
+export function writeStmt(o: TextOut, s: Stmt): void {
   switch (s.t) {
     case 'match':
-      if (s.left.t === 'and') return `${exprText(s.left)} ${s.op} ${valueText(s.right)}`;
-      return s.op === '==' ? `${exprText(s.left)} ${valueText(s.right)}` : `${exprText(s.left)} != ${valueText(s.right)}`;
+      writeExpr(o, s.left);
+      o.str(s.left.t === 'and' ? ` ${s.op} ` : s.op === '==' ? ' ' : ' != ');
+      writeValue(o, s.right);
+      return;
     case 'vmap':
-      return `${exprText(s.key)} vmap @${s.map}`;
+      writeExpr(o, s.key);
+      o.str(' vmap @');
+      o.str(s.map);
+      return;
     case 'numgen-vmap':
-      return `numgen random mod ${s.mod} vmap { ${s.targets.map((v, i) => `${i} : ${verdictText(v)}`).join(' , ')} }`;
+      o.str('numgen random mod ');
+      o.num(s.mod);
+      o.str(' vmap { ');
+      for (let i = 0; i < s.targets.length; i++) {
+        if (i > 0) o.str(' , ');
+        o.num(i);
+        o.str(' : ');
+        writeVerdict(o, s.targets[i]);
+      }
+      o.str(' }');
+      return;
     case 'verdict':
-      return verdictText(s.v);
+      writeVerdict(o, s.v);
+      return;
     case 'mark-set':
-      return `mark set mark ${s.op} ${markHex(s.value)}`;
+      o.str('mark set mark ');
+      o.str(s.op);
+      o.str(' ');
+      o.str(markHex(s.value));
+      return;
     case 'masquerade':
-      return s.fullyRandom ? 'masquerade fully-random' : 'masquerade';
+      o.str(s.fullyRandom ? 'masquerade fully-random' : 'masquerade');
+      return;
     case 'dnat':
-      return s.ip.family === 6 ? `dnat to [${formatIP(s.ip)}]:${s.port}` : `dnat to ${formatIP(s.ip)}:${s.port}`;
+      if (s.ip.family === 6) {
+        o.str('dnat to [');
+        o.ip(s.ip);
+        o.str(']:');
+      } else {
+        o.str('dnat to ');
+        o.ip(s.ip);
+        o.str(':');
+      }
+      o.num(s.port);
+      return;
     case 'update':
-      return `update @${s.set} { ${exprText(s.key)} }`;
+      o.str('update @');
+      o.str(s.set);
+      o.str(' { ');
+      writeExpr(o, s.key);
+      o.str(' }');
+      return;
     case 'reject':
-      return 'reject';
+      o.str('reject');
+      return;
   }
 }
 
-export function ruleBodyText(stmts: Stmt[]): string {
-  return stmts.map(stmtText).join(' ');
+/** A rule as it follows "add rule TABLE CHAIN": its statements, then its comment. */
+export function writeRule(o: TextOut, r: Rule): void {
+  writeRuleBody(o, r.stmts);
+  if (r.comment !== undefined) {
+    o.str(' comment "');
+    o.str(r.comment);
+    o.str('"');
+  }
 }
 
-function keyPartText(p: KeyPart): string {
-  return p.t === 'ip' ? formatIP(p.ip) : p.t === 'proto' ? p.name : String(p.n);
+function writeRuleBody(o: TextOut, stmts: Stmt[]): void {
+  for (let i = 0; i < stmts.length; i++) {
+    if (i > 0) o.str(' ');
+    writeStmt(o, stmts[i]);
+  }
+}
+
+export const exprText = (e: Expr): string => printed((o) => writeExpr(o, e));
+export const valueText = (v: Value): string => printed((o) => writeValue(o, v));
+export const verdictText = (v: Verdict): string => printed((o) => writeVerdict(o, v));
+export const stmtText = (s: Stmt): string => printed((o) => writeStmt(o, s));
+export const ruleBodyText = (stmts: Stmt[]): string => printed((o) => writeRuleBody(o, stmts));
+export const ruleText = (r: Rule): string => printed((o) => writeRule(o, r));
+
+function writeKeyPart(o: TextOut, p: KeyPart): void {
+  if (p.t === 'ip') o.ip(p.ip);
+  else if (p.t === 'proto') o.str(p.name);
+  else o.num(p.n);
 }
 
 /** `{ key comment "c" : verdict }` for add; just `{ key }` for delete (nft ignores the rest). */
-export function elementText(e: Element, forAdd: boolean): string {
-  const key = e.key.map(keyPartText).join(' . ');
-  const comment = forAdd && e.comment !== undefined ? ` comment "${e.comment}"` : '';
-  const value = forAdd && e.value ? ` : ${verdictText(e.value)}` : '';
-  return `{ ${key}${comment}${value} }`;
+export function writeElement(o: TextOut, e: Element, forAdd: boolean): void {
+  o.str('{ ');
+  for (let i = 0; i < e.key.length; i++) {
+    if (i > 0) o.str(' . ');
+    writeKeyPart(o, e.key[i]);
+  }
+  if (forAdd && e.comment !== undefined) {
+    o.str(' comment "');
+    o.str(e.comment);
+    o.str('"');
+  }
+  if (forAdd && e.value) {
+    o.str(' : ');
+    writeVerdict(o, e.value);
+  }
+  o.str(' }');
 }
 
-function setSpec(s: NftSet): string {
-  const parts = [`type ${s.keyType.join(' . ')}${s.kind === 'map' ? ' : verdict' : ''}`];
-  if (s.flags?.length) parts.push(`flags ${s.flags.join(',')}`);
-  if (s.timeoutSeconds !== undefined) parts.push(`timeout ${s.timeoutSeconds}s`);
-  if (s.comment !== undefined) parts.push(`comment "${s.comment}"`);
-  return `{ ${parts.map((p) => `${p} ;`).join(' ')} }`;
+export const elementText = (e: Element, forAdd: boolean): string => printed((o) => writeElement(o, e, forAdd));
+
+/** `{ type ... ; flags ... ; timeout Ns ; comment "..." ; }` */
+function writeSetSpec(o: TextOut, s: NftSet): void {
+  o.str('{ type ');
+  o.str(s.keyType.join(' . '));
+  if (s.kind === 'map') o.str(' : verdict');
+  o.str(' ;');
+  if (s.flags?.length) {
+    o.str(' flags ');
+    o.str(s.flags.join(','));
+    o.str(' ;');
+  }
+  if (s.timeoutSeconds !== undefined) {
+    o.str(' timeout ');
+    o.num(s.timeoutSeconds);
+    o.str('s ;');
+  }
+  if (s.comment !== undefined) {
+    o.str(' comment "');
+    o.str(s.comment);
+    o.str('" ;');
+  }
+  o.str(' }');
 }
 
 /** "ip kube-proxy": the words that name a table in every operation. */
-function tableWords(t: TableRef): string {
+export function tableWords(t: TableRef): string {
   return `${t.family} ${t.name}`;
 }
 
-function tableLine(verb: 'add' | 'delete', t: Table): string {
+export function tableLine(verb: 'add' | 'delete', t: Table): string {
   const head = `${verb} table ${tableWords(t)}`;
   return verb === 'add' && t.comment !== undefined ? `${head} { comment "${t.comment}" ; }` : head;
 }
 
-function chainAddLine(table: string, c: Chain): string {
-  const head = `add chain ${table} ${c.name}`;
-  const parts: string[] = [];
+export function writeChainAdd(o: TextOut, table: string, c: Chain): void {
+  o.str('add chain ');
+  o.str(table);
+  o.str(' ');
+  o.str(c.name);
   const b = c.base;
+  if (!b && c.comment === undefined) return;
+  o.str(' {');
   if (b) {
-    parts.push(`type ${b.type} hook ${b.hook} priority ${b.priority} ;`);
-    if (b.policy) parts.push(`policy ${b.policy} ;`);
+    o.str(` type ${b.type} hook ${b.hook} priority `);
+    o.num(b.priority);
+    o.str(' ;');
+    if (b.policy) o.str(` policy ${b.policy} ;`);
   }
-  if (c.comment !== undefined) parts.push(`comment "${c.comment}" ;`);
-  return parts.length ? `${head} { ${parts.join(' ')} }` : head;
+  if (c.comment !== undefined) {
+    o.str(' comment "');
+    o.str(c.comment);
+    o.str('" ;');
+  }
+  o.str(' }');
 }
 
-function setAddLine(table: string, s: NftSet): string {
-  return `add ${s.kind} ${table} ${s.name} ${setSpec(s)}`;
+export const chainAddLine = (table: string, c: Chain): string => printed((o) => writeChainAdd(o, table, c));
+
+export function writeSetAdd(o: TextOut, table: string, s: NftSet): void {
+  o.str('add ');
+  o.str(s.kind);
+  o.str(' ');
+  o.str(table);
+  o.str(' ');
+  o.str(s.name);
+  o.str(' ');
+  writeSetSpec(o, s);
 }
+
+export const setAddLine = (table: string, s: NftSet): string => printed((o) => writeSetAdd(o, table, s));
 
 function ruleAddLine(table: string, r: Rule): string {
-  const comment = r.comment !== undefined ? ` comment "${r.comment}"` : '';
-  return `add rule ${table} ${r.chain} ${r.text ?? ruleBodyText(r.stmts)}${comment}`;
+  return `add rule ${table} ${r.chain} ${ruleText(r)}`;
 }
 
-function elementLine(verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string {
-  return `${verb} element ${table} ${s.name} ${elementText(e, verb === 'add')}`;
+export function writeElementLine(o: TextOut, verb: 'add' | 'delete', table: string, s: NftSet, e: Element): void {
+  o.str(verb);
+  o.str(' element ');
+  o.str(table);
+  o.str(' ');
+  o.str(s.name);
+  o.str(' ');
+  writeElement(o, e, verb === 'add');
 }
+
+export const elementLine = (verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string =>
+  printed((o) => writeElementLine(o, verb, table, s, e));
 
 export function opText(op: Op): string {
   switch (op.t) {
@@ -157,65 +344,4 @@ export function opText(op: Op): string {
 /** The whole transaction as text, one line per operation, ending in a newline. */
 export function transactionText(tx: Transaction): string {
   return tx.length === 0 ? '' : tx.map(opText).join('\n') + '\n';
-}
-
-// About this many characters of text become one chunk of bytes.
-const CHUNK_CHARS = 1 << 18;
-
-/** Hands chunks of bytes over one at a time; each is valid only until the sink returns. */
-export type ByteSink = (chunk: Uint8Array) => void;
-
-/**
- * Lines of text turned into chunks of UTF-8 bytes, each ending at a line end, through one
- * buffer used again for every chunk. A large ruleset is hundreds of megabytes: it is never
- * one string, and it never piles up as buffers either (V8 counts their memory and answers
- * with full collections of the heap, about one per 64 MB written).
- */
-export class ByteChunks {
-  private text = '';
-  private buf = Buffer.allocUnsafe(3 * CHUNK_CHARS);
-
-  constructor(private readonly sink: ByteSink) {}
-
-  line(s: string): void {
-    this.text += s + '\n';
-    if (this.text.length >= CHUNK_CHARS) this.flush();
-  }
-
-  finish(): void {
-    this.flush();
-  }
-
-  private flush(): void {
-    if (this.text === '') return;
-    // UTF-8 takes at most three bytes for each UTF-16 unit.
-    if (3 * this.text.length > this.buf.length) this.buf = Buffer.allocUnsafe(3 * this.text.length);
-    const n = this.buf.write(this.text, 0, 'utf8');
-    this.text = '';
-    this.sink(this.buf.subarray(0, n));
-  }
-}
-
-/** Output that is written as it is made: chunks of bytes handed to a sink, one at a time. */
-export type ChunkWriter = (sink: ByteSink) => void;
-
-/**
- * fullReplace(tables) as text (the same as transactionText of it), printed step by step
- * without making an operation of each step, as chunks of bytes when the writer runs.
- */
-export function fullReplaceBytes(tables: TableContents[]): ChunkWriter {
-  return (sink) => {
-    const out = new ByteChunks(sink);
-    let ref: TableRef | undefined;
-    let words = '';
-    const wordsOf = (t: TableRef) => (t === ref ? words : ((ref = t), (words = tableWords(t))));
-    visitFullReplace(tables, {
-      table: (verb, table) => out.line(tableLine(verb, table)),
-      chain: (t, chain) => out.line(chainAddLine(wordsOf(t), chain)),
-      set: (t, set) => out.line(setAddLine(wordsOf(t), set)),
-      rule: (t, rule) => out.line(ruleAddLine(wordsOf(t), rule)),
-      element: (t, set, element) => out.line(elementLine('add', wordsOf(t), set, element)),
-    });
-    out.finish();
-  };
 }

@@ -18,57 +18,34 @@ export type Op =
 
 export type Transaction = Op[];
 
-/** The steps of a full replace, for whoever needs them: operations, or printed lines. */
-export interface ReplaceVisitor {
-  table(verb: 'add' | 'delete', table: Table): void;
-  chain(ref: TableRef, chain: Chain): void;
-  set(ref: TableRef, set: NftSet): void;
-  rule(ref: TableRef, rule: Rule): void;
-  element(ref: TableRef, set: NftSet, element: Element): void;
-}
-
 /**
  * Replaces each table whole, in one transaction: `add table` + `delete table` removes the
  * table whether or not it exists (nft 1.0.6 has no `destroy`), then every chain and set
  * is defined before any rule or element refers to it, as the flat syntax requires.
+ * (text.ts prints the same steps from a table kept as text: fullReplaceBytes.)
  */
 export function fullReplace(tables: TableContents[]): Transaction {
   const ops: Transaction = [];
-  visitFullReplace(tables, opsVisitor(ops));
-  return ops;
-}
-
-/** The steps of fullReplace in order, without making an operation of each (a printer needs none). */
-export function visitFullReplace(tables: TableContents[], v: ReplaceVisitor): void {
   for (const t of tables) {
     const ref: TableRef = { family: t.table.family, name: t.table.name };
-    v.table('add', { family: ref.family, name: ref.name });
-    v.table('delete', { family: ref.family, name: ref.name });
-    v.table('add', t.table);
-    visitContents(t, ref, v);
+    ops.push({ verb: 'add', t: 'table', table: { family: ref.family, name: ref.name } });
+    ops.push({ verb: 'delete', t: 'table', table: { family: ref.family, name: ref.name } });
+    ops.push({ verb: 'add', t: 'table', table: t.table });
+    pushContents(ops, t, ref);
   }
+  return ops;
 }
 
 /** Definitions, then rules, then elements: the order a fresh table needs. */
 export function createContents(t: TableContents, ref: TableRef): Transaction {
   const ops: Transaction = [];
-  visitContents(t, ref, opsVisitor(ops));
+  pushContents(ops, t, ref);
   return ops;
 }
 
-function visitContents(t: TableContents, ref: TableRef, v: ReplaceVisitor): void {
-  for (const c of t.chains) v.chain(ref, c.chain);
-  for (const s of t.sets) v.set(ref, s.set);
-  for (const c of t.chains) for (const rule of c.rules) v.rule(ref, rule);
-  for (const s of t.sets) for (const element of s.elements) v.element(ref, s.set, element);
-}
-
-function opsVisitor(ops: Transaction): ReplaceVisitor {
-  return {
-    table: (verb, table) => ops.push({ verb, t: 'table', table }),
-    chain: (table, chain) => ops.push({ verb: 'add', t: 'chain', table, chain }),
-    set: (table, set) => ops.push({ verb: 'add', t: 'set', table, set }),
-    rule: (table, rule) => ops.push({ verb: 'add', t: 'rule', table, rule }),
-    element: (table, set, element) => ops.push({ verb: 'add', t: 'element', table, set, element }),
-  };
+function pushContents(ops: Transaction, t: TableContents, ref: TableRef): void {
+  for (const c of t.chains) ops.push({ verb: 'add', t: 'chain', table: ref, chain: c.chain });
+  for (const s of t.sets) ops.push({ verb: 'add', t: 'set', table: ref, set: s.set });
+  for (const c of t.chains) for (const rule of c.rules) ops.push({ verb: 'add', t: 'rule', table: ref, rule });
+  for (const s of t.sets) for (const element of s.elements) ops.push({ verb: 'add', t: 'element', table: ref, set: s.set, element });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { affinitySet, endpointChain, hashAndTruncate, servicePortChains } from '../../src/backends/nftables/names.js';
+import { affinitySet, endpointChain, endpointNamer, endpointNames, hashAndTruncate, servicePortChains } from '../../src/backends/nftables/names.js';
 import { parseIP } from '../../src/net/ip.js';
 import type { Endpoint, ServicePortName } from '../../src/model/types.js';
 
@@ -50,5 +50,37 @@ describe('kube-proxy chain names', () => {
     expect(out.endsWith('...')).toBe(true);
     expect(out).toMatch(/^[A-Z2-7]{8}-x+\.\.\.$/);
     expect(hashAndTruncate('short')).toMatch(/^[A-Z2-7]{8}-short$/);
+  });
+});
+
+describe('endpointNamer', () => {
+  it('names endpoints as endpointNames does', () => {
+    const ids = [
+      sp('ns1', 'svc1', 'p80'),
+      sp('kube-system', 'kube-dns', 'dns', 'UDP'),
+      sp('a', 'b', '', 'SCTP'),
+      sp('x'.repeat(63), 'y'.repeat(63), 'z'.repeat(15)),
+      sp('ns', 'sérvice', 'p'),
+    ];
+    const eps = [
+      ep('10.0.0.1', 80),
+      ep('0.0.0.0', 0),
+      ep('255.255.255.255', 65535),
+      ep('192.168.100.9', 8080),
+      ep('fd00:10:180::1', 80),
+      ep('::ffff:1.2.3.4', 443),
+      ep('2001:db8:0:0:1:0:0:1', 53),
+    ];
+    for (const id of ids) {
+      const namer = endpointNamer(id);
+      for (const e of eps) expect(namer(e)).toEqual(endpointNames(id, e));
+    }
+  });
+
+  it('leaves names long enough to be truncated to endpointNames', () => {
+    const id = sp('n'.repeat(63), 's'.repeat(63), 'p'.repeat(63));
+    const long = ep('fd00:1234:5678:9abc:def0:1234:5678:9abc', 65535);
+    expect(endpointNamer(id)(long)).toEqual(endpointNames(id, long));
+    expect(endpointNamer(id)(long).chain.length).toBeLessThanOrEqual(256);
   });
 });

@@ -3,7 +3,7 @@
 import type { IP } from '../../net/ip.js';
 import type { Verdict } from '../../nft/expr.js';
 import type { KeyPart } from '../../nft/objects.js';
-import type { TableBuilder } from '../../nft/ruleset.js';
+import type { BaseTableBuilder } from '../../nft/ruleset.js';
 import * as N from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
@@ -13,7 +13,7 @@ function protoPart(plan: ServicePortPlan): KeyPart {
   return { t: 'proto', name: plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp' };
 }
 
-export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, onConflict: ElementConflictHandler): void {
+export function emitDispatch(b: BaseTableBuilder, plan: ServicePortPlan, onConflict: ElementConflictHandler): void {
   const { sp } = plan;
   const ipKey = (ip: IP): KeyPart[] => [{ t: 'ip', ip }, protoPart(plan), { t: 'port', n: sp.port }];
   const add = (set: string, key: KeyPart[], value?: Verdict, comment?: string) => {

@@ -1,15 +1,26 @@
 // Per-endpoint chains (hairpin masquerade, affinity update, DNAT) and affinity sets.
-import { eq, jump, meta, type Stmt } from '../../nft/expr.js';
-import type { TableBuilder } from '../../nft/ruleset.js';
+import { eq, jump, meta } from '../../nft/expr.js';
+import type { BaseTableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import { MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
-export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
+// Statements every endpoint chain has, made once.
+const markForMasquerade = jump(MARK_MASQ_CHAIN);
+const l4protoIs = {
+  tcp: eq(meta('l4proto'), { t: 'sym', s: 'tcp' }),
+  udp: eq(meta('l4proto'), { t: 'sym', s: 'udp' }),
+  sctp: eq(meta('l4proto'), { t: 'sym', s: 'sctp' }),
+};
+
+export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
   const { sp } = plan;
-  const proto = sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
-  for (const ep of plan.endpoints.allReachableEndpoints) {
-    const { chain, affinitySet } = plan.endpointNames(ep);
+  const protocolMatch = l4protoIs[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
+  const endpoints = plan.endpoints.allReachableEndpoints;
+  const names = plan.endpointNames(endpoints);
+  for (let i = 0; i < endpoints.length; i++) {
+    const ep = endpoints[i];
+    const { chain, affinitySet } = names[i];
     b.chain({ name: chain });
     if (sp.affinityTimeout !== undefined) {
       // Affinity is per client IP and Service port, whichever Service IP was used.
@@ -25,9 +36,8 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
     }
     // An endpoint reaching its own Service (hairpin) must be masqueraded, or its reply
     // would go straight back to itself and not through the DNAT.
-    const stmts: Stmt[][] = [[eq(ctx.saddr, { t: 'ip', ip: ep.ip }), jump(MARK_MASQ_CHAIN)]];
-    if (sp.affinityTimeout !== undefined) stmts.push([{ t: 'update', set: affinitySet, key: ctx.saddr }]);
-    stmts.push([eq(meta('l4proto'), { t: 'sym', s: proto }), { t: 'dnat', ip: ep.ip, port: ep.port }]);
-    for (const s of stmts) b.rule({ chain, stmts: s });
+    b.rule({ chain, stmts: [eq(ctx.saddr, { t: 'ip', ip: ep.ip }), markForMasquerade] });
+    if (sp.affinityTimeout !== undefined) b.rule({ chain, stmts: [{ t: 'update', set: affinitySet, key: ctx.saddr }] });
+    b.rule({ chain, stmts: [protocolMatch, { t: 'dnat', ip: ep.ip, port: ep.port }] });
   }
 }

@@ -2,7 +2,9 @@
 // programs it.
 import type { Diagnostic } from '../../diag/diagnostic.js';
 import type { FamilyModel } from '../../model/types.js';
-import { TableBuilder, keyString, type RuleForm, type TableContents } from '../../nft/ruleset.js';
+import type { Table } from '../../nft/objects.js';
+import { BaseTableBuilder, TableBuilder, keyString, type TableContents } from '../../nft/ruleset.js';
+import { TextTableBuilder, type TableText } from '../../nft/text-table.js';
 import { familyContext } from './context.js';
 import { emitDispatch } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
@@ -22,13 +24,28 @@ import { emitSkeleton } from './skeleton.js';
 
 export interface NftablesOptions {
   tableName: string;
-  /** What the table keeps of its rules; statements unless it is only to be printed as text. */
-  ruleForm?: RuleForm;
 }
 
+/** The table with every rule's statements (diff, JSON output, tracing). */
 export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
+  const b = new TableBuilder(familyTable(m, opts));
+  emitFamilyTable(b, m, warnings);
+  return b.finish();
+}
+
+/** The table only to be printed as text: each rule's text, not its statements. */
+export function compileFamilyTableText(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableText {
+  const b = new TextTableBuilder(familyTable(m, opts));
+  emitFamilyTable(b, m, warnings);
+  return b.finish();
+}
+
+function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
+  return { family: m.family === 4 ? 'ip' : 'ip6', name: opts.tableName, comment: TABLE_COMMENT };
+}
+
+function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[]): void {
   const ctx = familyContext(m.family, m.masqueradeBit);
-  const b = new TableBuilder({ family: ctx.family, name: opts.tableName, comment: TABLE_COMMENT }, opts.ruleForm);
   emitSkeleton(b);
   emitMasquerading(b, ctx);
   emitClusterIPChecks(b, ctx, m);
@@ -54,5 +71,4 @@ export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnin
       }),
     );
   }
-  return b.finish();
 }

@@ -5,7 +5,7 @@ import { categorizeEndpoints, externallyAccessible, usesClusterEndpoints, usesLo
 import { allowedSources, usesFirewall, type AllowedSource } from '../../model/firewall.js';
 import { servicePortKey, servicePortNameString, type Endpoint, type FamilyModel, type ServicePort } from '../../model/types.js';
 import type { Verdict } from '../../nft/expr.js';
-import { endpointNames, REJECT_CHAIN, servicePortChains, type EndpointNames, type ServicePortChains } from './names.js';
+import { endpointNamer, REJECT_CHAIN, servicePortChains, type EndpointNames, type ServicePortChains } from './names.js';
 
 export interface ServicePortPlan {
   sp: ServicePort;
@@ -28,8 +28,11 @@ export interface ServicePortPlan {
   usesFirewall: boolean;
   /** Allowed sources for load-balancer IPs (source ranges, plus the VIPs when the node is inside). */
   firewallSources: AllowedSource[];
-  /** An endpoint's chain and affinity set names, hashed once however often they are used. */
-  endpointNames(ep: Endpoint): EndpointNames;
+  /**
+   * The chain and affinity set names of endpoints (all of them endpoints of this Service
+   * port), in their order: each endpoint's hashed once however often it is used.
+   */
+  endpointNames(endpoints: Endpoint[]): EndpointNames[];
 }
 
 /**
@@ -80,15 +83,23 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
     externalFilterVerdict,
     usesFirewall: usesFirewall(sp),
     firewallSources: allowedSources(sp, m.primaryNodeIP),
-    endpointNames: memoNames(sp),
+    endpointNames: memoNames(sp, endpoints.allReachableEndpoints),
   };
 }
 
-function memoNames(sp: ServicePort): (ep: Endpoint) => EndpointNames {
-  const names = new Map<Endpoint, EndpointNames>();
-  return (ep) => {
-    let n = names.get(ep);
-    if (!n) names.set(ep, (n = endpointNames(sp.id, ep)));
-    return n;
+function memoNames(sp: ServicePort, reachable: Endpoint[]): (endpoints: Endpoint[]) => EndpointNames[] {
+  const namer = endpointNamer(sp.id);
+  let names: EndpointNames[] | undefined; // of the reachable endpoints, in their order
+  let byEndpoint: Map<Endpoint, EndpointNames> | undefined;
+  const reachableNames = () => (names ??= reachable.map(namer));
+  return (endpoints) => {
+    // Usually the endpoints asked for are the reachable ones, the very array: no lookups.
+    if (endpoints === reachable) return reachableNames();
+    const known = (byEndpoint ??= new Map(reachableNames().map((n, i) => [reachable[i], n])));
+    return endpoints.map((ep) => {
+      let n = known.get(ep);
+      if (!n) known.set(ep, (n = namer(ep)));
+      return n;
+    });
   };
 }

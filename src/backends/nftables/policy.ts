@@ -3,7 +3,7 @@
 // `numgen random`).
 import type { Endpoint, FamilyModel } from '../../model/types.js';
 import { eq, goto, jump, num, setref, type Stmt } from '../../nft/expr.js';
-import type { TableBuilder } from '../../nft/ruleset.js';
+import type { BaseTableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import { localMatch } from './local-detector.js';
 import { MARK_MASQ_CHAIN } from './names.js';
@@ -11,7 +11,7 @@ import type { ServicePortPlan } from './plan.js';
 
 const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t: 'sym', s: 'local' });
 
-export function emitPolicyChains(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, plan: ServicePortPlan): void {
+export function emitPolicyChains(b: BaseTableBuilder, ctx: FamilyContext, m: FamilyModel, plan: ServicePortPlan): void {
   const { sp, chains } = plan;
   if (plan.usesClusterPolicyChain) b.chain({ name: chains.clusterPolicy });
   if (plan.usesLocalPolicyChain) b.chain({ name: chains.localPolicy });
@@ -48,16 +48,14 @@ export function emitPolicyChains(b: TableBuilder, ctx: FamilyContext, m: FamilyM
   if (plan.usesLocalPolicyChain) emitEndpointSelection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints);
 }
 
-function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
+function emitEndpointSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
   const { sp } = plan;
+  const names = plan.endpointNames(endpoints);
   if (sp.affinityTimeout !== undefined) {
-    for (const ep of endpoints) {
-      const names = plan.endpointNames(ep);
-      b.rule({ chain, stmts: [eq(ctx.saddr, setref(names.affinitySet)), goto(names.chain)] });
-    }
+    for (const n of names) b.rule({ chain, stmts: [eq(ctx.saddr, setref(n.affinitySet)), goto(n.chain)] });
   }
   b.rule({
     chain,
-    stmts: [{ t: 'numgen-vmap', mod: endpoints.length, targets: endpoints.map((ep) => ({ kind: 'goto', target: plan.endpointNames(ep).chain })) }],
+    stmts: [{ t: 'numgen-vmap', mod: endpoints.length, targets: names.map((n) => ({ kind: 'goto', target: n.chain })) }],
   });
 }

@@ -1,0 +1,43 @@
+// Sets are sorted by elementSortKey with the default sort: the order must be compareKeys'
+// order, and two keys must be equal exactly when their printed forms are.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { IP } from '../../src/net/ip.js';
+import type { KeyPart } from '../../src/nft/objects.js';
+import { compareKeys, elementSortKey, keyString } from '../../src/nft/ruleset.js';
+
+const ip4 = fc.uint8Array({ minLength: 4, maxLength: 4 }).map((bytes): IP => ({ family: 4, bytes }));
+const ip6 = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((bytes): IP => ({ family: 6, bytes }));
+const part: fc.Arbitrary<KeyPart> = fc.oneof(
+  fc.oneof(ip4, ip6).map((ip): KeyPart => ({ t: 'ip', ip })),
+  fc.constantFrom('tcp', 'udp', 'sctp').map((name): KeyPart => ({ t: 'proto', name: name as 'tcp' })),
+  fc.oneof(fc.integer({ min: 0, max: 65535 }), fc.constantFrom(0, 1, 255, 256, 65535)).map((n): KeyPart => ({ t: 'port', n })),
+);
+const key = fc.array(part, { minLength: 1, maxLength: 3 });
+
+describe('elementSortKey', () => {
+  it('orders keys as compareKeys does', () => {
+    fc.assert(
+      fc.property(key, key, (a, b) => {
+        const byKey = elementSortKey(a) < elementSortKey(b) ? -1 : elementSortKey(a) > elementSortKey(b) ? 1 : 0;
+        expect(byKey).toBe(Math.sign(compareKeys(a, b)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('is equal exactly for keys that print the same', () => {
+    fc.assert(
+      fc.property(key, key, (a, b) => {
+        expect(elementSortKey(a) === elementSortKey(b)).toBe(keyString(a) === keyString(b));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keeps a port out of range apart from every valid one', () => {
+    const bad = elementSortKey([{ t: 'port', n: 80.5 }]);
+    expect(bad).not.toBe(elementSortKey([{ t: 'port', n: 80 }]));
+    expect(elementSortKey([{ t: 'port', n: 65536 }])).not.toBe(elementSortKey([{ t: 'port', n: 0 }]));
+  });
+});
