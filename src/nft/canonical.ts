@@ -6,11 +6,13 @@
 // - the listing's object keys may come in another order than ours (jsonEquals).
 // Rule keys are made from stmtJson output only, whose key order is fixed, so plain
 // JSON.stringify compares them.
+import { InternalError } from '../diag/diagnostic.js';
 import { formatIP, parseIP, type IPFamily } from '../net/ip.js';
-import type { Family } from './expr.js';
+import type { Family, Stmt } from './expr.js';
 import { bigToIP, cidrInterval, intervalsText, mergeIntervals, type Interval } from './intervals.js';
 import { stmtJson, type Json } from './json.js';
 import type { Rule } from './objects.js';
+import { readRuleText } from './text-read.js';
 
 type Obj = { [k: string]: Json };
 const isObj = (j: Json): j is Obj => j !== null && typeof j === 'object' && !Array.isArray(j);
@@ -100,7 +102,24 @@ export function rememberRuleKey(rule: Rule, key: string): void {
   knownKeys.set(rule, key);
 }
 
+/**
+ * A rule's statements: kept, or read back from its text (a table built for printing keeps
+ * only the text, and so does a compact live table). The text is kproxc's own printing,
+ * so failing to read it is a bug.
+ */
+export function ruleStatements(rule: Rule): Stmt[] {
+  if (rule.stmts.length > 0 || rule.text === undefined) return rule.stmts;
+  const stmts = readRuleText(rule.text);
+  if (!stmts) throw new InternalError(`rule text in ${rule.chain} cannot be read back: ${rule.text.slice(0, 200)}`);
+  return stmts;
+}
+
+/** The comparison key of statements in canonical form, and a comment. */
+export function stmtsKey(stmts: Stmt[], comment: string | undefined, family: Family): string {
+  return keyOf(stmts.map((s) => canonicalStmt(stmtJson(s, family))), comment);
+}
+
 /** The comparison key of a rule: its statements in canonical form, and its comment. */
 export function ruleKey(rule: Rule, family: Family): string {
-  return knownKeys.get(rule) ?? keyOf(rule.stmts.map((s) => canonicalStmt(stmtJson(s, family))), rule.comment);
+  return knownKeys.get(rule) ?? stmtsKey(ruleStatements(rule), rule.comment, family);
 }
