@@ -1,0 +1,119 @@
+// A listing held in one string, read item by item in the order nft printed them. Rules and
+// plain chains, nearly all of a large listing, are read straight from their text
+// (listing-rules.ts); every other item, and any rule or chain not in exactly nft's
+// spelling, is parsed with JSON.parse (runs of such items together) and read by LiveReader
+// as before. Items are cut where nft starts a new one, as json-batches.ts cuts them.
+//
+// Returns false when the text is not plain `nft -j` output that can be cut this way; the
+// caller then reads it the long way (live.ts readLive), which also knows positions.
+import type { Family } from './expr.js';
+import { itemsRange } from './json-batches.js';
+import type { ItemText } from './json-items.js';
+import { ListingRuleReader } from './listing-rules.js';
+import type { LiveReader } from './live.js';
+
+// A JSON string without escapes or control characters: its text is its value.
+const PLAIN = '"([^"\\\\\\x00-\\x1f]*)"';
+const INT = '(0|[1-9][0-9]{0,14})';
+const RULE_HEAD = new RegExp(
+  `\\{"rule": \\{"family": "(ip6?)", "table": ${PLAIN}, "chain": ${PLAIN}, "handle": ${INT}, (?:"comment": ${PLAIN}, )?"expr": \\[`,
+  'y',
+);
+const PLAIN_CHAIN = new RegExp(`\\{"chain": \\{"family": "([a-z0-9]+)", "table": ${PLAIN}, "name": ${PLAIN}, "handle": ${INT}\\}\\}`, 'y');
+// Where nft starts an item after another (json-batches.ts).
+const ITEM_START = /\}, \{"[a-z ]+": \{"family": "/g;
+// Items parsed by JSON.parse are gathered up to about this many characters.
+const BATCH_CHARS = 1 << 20;
+// Larger runs of such items are left to the long way (parsing them at once holds them whole).
+const MAX_ITEM_CHARS = 64 << 20;
+const NOWHERE: ItemText = { text: '', line: 1, col: 1 };
+
+class Scan {
+  private pos: number;
+  /** The items waiting for JSON.parse: from `waiting` (-1 when none) to `waitingEnd`. */
+  private waiting = -1;
+  private waitingEnd = -1;
+  /** Set when waiting items are not JSON: the listing must be read the long way. */
+  private failed = false;
+  private readonly rules = new ListingRuleReader();
+
+  constructor(
+    private readonly text: string,
+    private readonly reader: LiveReader,
+    start: number,
+    private readonly end: number,
+  ) {
+    this.pos = start;
+  }
+
+  run(): boolean {
+    const { text, end } = this;
+    while (this.pos < end) {
+      const fastEnd = text.startsWith('{"rule": ', this.pos) ? this.rule() : text.startsWith('{"chain": ', this.pos) ? this.chain() : -1;
+      if (this.failed) return false;
+      if (fastEnd >= 0) this.pos = fastEnd;
+      else this.wait();
+      if (this.pos === end) break;
+      if (!text.startsWith(', ', this.pos)) return false;
+      this.pos += 2;
+    }
+    this.parseWaiting();
+    return !this.failed;
+  }
+
+  /** A rule read from its text: where it ends, or -1 (then it is read as JSON). */
+  private rule(): number {
+    RULE_HEAD.lastIndex = this.pos;
+    const m = RULE_HEAD.exec(this.text);
+    if (!m) return -1;
+    const body = this.rules.exprText(this.text, RULE_HEAD.lastIndex, m[1] as Family);
+    if (body === null || !this.text.startsWith('}}', this.rules.end)) return -1;
+    // The items before it are read first: its table and chain are among them.
+    if (!this.parseWaiting()) return -1;
+    return this.reader.takeTextRule(m[1], m[2], m[3], Number(m[4]), m[5], body) ? this.rules.end + 2 : -1;
+  }
+
+  /** A chain without hook or anything else; handed over as the object JSON.parse would make. */
+  private chain(): number {
+    PLAIN_CHAIN.lastIndex = this.pos;
+    const m = PLAIN_CHAIN.exec(this.text);
+    if (!m || !this.parseWaiting()) return -1;
+    this.reader.addParsed({ chain: { family: m[1], table: m[2], name: m[3], handle: Number(m[4]) } }, NOWHERE);
+    return PLAIN_CHAIN.lastIndex;
+  }
+
+  /**
+   * The item at pos, left for JSON.parse: up to where the next item starts. Text that is
+   * not spaced as nft spaces it has no such places, and is one item to the end: parsed
+   * whole when that is not too large, else read the long way, which streams it.
+   */
+  private wait(): void {
+    ITEM_START.lastIndex = this.pos;
+    const next = ITEM_START.exec(this.text);
+    if (this.waiting < 0) this.waiting = this.pos;
+    this.pos = this.waitingEnd = next && next.index < this.end ? next.index + 1 : this.end;
+    if (this.waitingEnd - this.waiting > MAX_ITEM_CHARS) this.failed = true;
+    else if (this.waitingEnd - this.waiting >= BATCH_CHARS) this.parseWaiting();
+  }
+
+  /** The waiting items parsed and read; false (and failed) when they are not JSON. */
+  private parseWaiting(): boolean {
+    if (this.waiting < 0) return true;
+    let items: unknown[];
+    try {
+      items = JSON.parse(`[${this.text.slice(this.waiting, this.waitingEnd)}]`) as unknown[];
+    } catch {
+      this.failed = true;
+      return false;
+    }
+    this.waiting = -1;
+    for (const v of items) this.reader.addParsed(v, NOWHERE);
+    return true;
+  }
+}
+
+/** Reads the listing into the reader; false when it must be read the long way instead. */
+export function scanListing(text: string, reader: LiveReader): boolean {
+  const range = itemsRange(text);
+  return range !== null && new Scan(text, reader, range.start, range.end).run();
+}
