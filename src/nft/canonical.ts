@@ -119,7 +119,22 @@ export function stmtsKey(stmts: Stmt[], comment: string | undefined, family: Fam
   return keyOf(stmts.map((s) => canonicalStmt(stmtJson(s, family))), comment);
 }
 
+// The canonical statements (as JSON text) of rule texts already read, per family: a large
+// table repeats the same rule text in many chains (the same source ranges in every
+// firewall chain), and nft's spelling of it differs from kproxc's in all of them alike.
+const canonicalOfText = { ip: new Map<string, string>(), ip6: new Map<string, string>() };
+
 /** The comparison key of a rule: its statements in canonical form, and its comment. */
 export function ruleKey(rule: Rule, family: Family): string {
-  return knownKeys.get(rule) ?? stmtsKey(ruleStatements(rule), rule.comment, family);
+  const known = knownKeys.get(rule);
+  if (known !== undefined) return known;
+  if (rule.stmts.length > 0 || rule.text === undefined) return stmtsKey(rule.stmts, rule.comment, family);
+  const cache = canonicalOfText[family];
+  let canonical = cache.get(rule.text);
+  if (canonical === undefined) {
+    canonical = JSON.stringify(ruleStatements(rule).map((s) => canonicalStmt(stmtJson(s, family))));
+    cache.set(rule.text, canonical);
+  }
+  // The same string keyOf makes: JSON.stringify([canonical, comment]).
+  return `[${canonical},${JSON.stringify(rule.comment ?? null)}]`;
 }
