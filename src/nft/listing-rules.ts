@@ -1,4 +1,4 @@
-// A rule's "expr" array as nft 1.0.6 lists it, read straight from the listing's text into
+// A rule of our table as nft 1.0.6 lists it, read straight from the listing's text into
 // the text ruleBodyText prints for it: no JSON.parse, no statement objects, no writing back.
 // A 10,000-Service listing holds a quarter of a million rules, and reading each into
 // objects, writing it back in canonical form to check it, and printing it cost more than
@@ -9,23 +9,33 @@
 // those the text is what json-read.ts and text.ts together make of it. Anything else
 // (ranges, interface names, a hand-made counter, another nft's spelling) is null, and the
 // rule is read the long way, as JSON.
-import { parseCIDR, parseIP, formatCIDR, formatIP } from '../net/ip.js';
+//
+// A large listing has few shapes of rules (22 at 10,000 Services) that differ only in
+// names, addresses and numbers. The first rule of each shape is read statement by
+// statement; that reading is recorded as a shape: one regular expression for the whole
+// item, its values captured, and how the text is made of them. Later rules of the shape
+// are read with that one expression.
+import { formatCIDR, formatIP, parseCIDR, parseIP } from '../net/ip.js';
 import type { Family } from './expr.js';
 import { markHex } from './text.js';
 
 // Names as kproxc writes them (objects.ts NAME_RE): nothing in them can be misread in text.
-const NAME = '([A-Za-z_.][A-Za-z0-9_./-]*)';
+const NAME = '[A-Za-z_.][A-Za-z0-9_./-]*';
 // A JSON integer that JavaScript holds exactly, spelled as String(n) spells it.
-const INT = '(0|[1-9][0-9]{0,14})';
+const INT = '0|[1-9][0-9]{0,14}';
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
 // An IPv4 address as parseIP reads it and formatIP writes it (no leading zeros).
-const IPV4 = `(${OCTET}(?:\\.${OCTET}){3})`;
+const IPV4 = `${OCTET}(?:\\.${OCTET}){3}`;
 // Characters of an IPv6 address; whether it is the canonical spelling is checked after.
-const IPV6 = '([0-9a-f:.]{2,45})';
+const IPV6 = '[0-9a-f:.]{2,45}';
+// The inside of a JSON string without escapes or control characters: its text is its value.
+const PLAIN = '[^"\\\\\\x00-\\x1f]*';
+const PREFIX_LEN = '[0-9]{1,3}';
 
 const sticky = (source: string) => new RegExp(source, 'y');
+const HOLE_RE = new Map<string, RegExp>([NAME, INT, IPV4, IPV6, PLAIN, PREFIX_LEN].map((p) => [p, sticky(p)]));
 
-/** `{"payload": ...}`, `{"meta": ...}`, `{"ct": ...}`, `{"fib": ...}`: the leaves of an expression. */
+// Structural pieces, read whole and recorded as literal text.
 const LEAF = sticky(
   '\\{"(?:' +
     'payload": \\{"protocol": "(ip6?|th|tcp|udp|sctp)", "field": "(saddr|daddr|dport)"\\}' +
@@ -34,23 +44,14 @@ const LEAF = sticky(
     '|fib": \\{"result": "type", "flags": \\["(saddr|daddr)"\\]\\}' +
     ')\\}',
 );
-const NUMGEN = sticky(`\\{"numgen": \\{"mode": "random", "mod": ${INT}, "offset": 0\\}\\}`);
-const AND_MASK = sticky(`, ${INT}\\]\\}`);
-
 const STMT_KIND = sticky('\\{"([a-z]+)": ');
 const MATCH_OP = sticky('\\{"op": "(==|!=|in)", "left": ');
-const VERDICT_TARGET = sticky(`\\{"target": "${NAME}"\\}\\}`);
-const DNAT = sticky(`\\{"addr": "(?:${IPV4}|${IPV6})", "port": ${INT}\\}\\}`);
-const UPDATE_OPEN = '{"op": "update", "elem": ';
-const UPDATE_SET = sticky(`, "set": "@${NAME}"\\}\\}`);
-const VMAP_MAP = sticky(`, "data": "@${NAME}"\\}\\}`);
-const VMAP_ENTRY = sticky(`\\[${INT}, \\{"(?:(jump|goto)": \\{"target": "${NAME}"\\}|(drop|accept|return)": null)\\}\\]`);
-const MANGLE = sticky(`\\{"key": \\{"meta": \\{"key": "mark"\\}\\}, "value": \\{"(\\||\\^)": \\[\\{"meta": \\{"key": "mark"\\}\\}, ${INT}\\]\\}\\}\\}`);
-const SETREF = sticky(`"@${NAME}"`);
 const QUOTED_WORD = sticky('"([a-z]+)"');
-const NUMBER = sticky(INT);
-const ADDRESS = sticky(`"(?:${IPV4}|${IPV6})"`);
-const PREFIX = sticky(`\\{"prefix": \\{"addr": "(?:${IPV4}|${IPV6})", "len": ([0-9]{1,3})\\}\\}`);
+const VERDICT_WORD = sticky('\\{"(jump|goto|drop|accept|return)": ');
+const MARK_OP = sticky('\\{"key": \\{"meta": \\{"key": "mark"\\}\\}, "value": \\{"(\\||\\^)": \\[\\{"meta": \\{"key": "mark"\\}\\}, ');
+
+/** A piece of a rule's text: written as is, or made from captured values. */
+type Part = string | { hole: number; as: 'raw' | 'v6' | 'mark' } | { prefix: [number, number]; v6: boolean };
 
 /** What the right-hand side of a match may be, from what its left reads. */
 const enum Left {
@@ -64,238 +65,396 @@ const enum Left {
   Other, // only a set reference (a concat, numgen, th saddr, mark, iifname ...)
 }
 
-/**
- * The reader's state: the text, the position it has read to, and the kind of the last
- * expression read. One reader is used for a whole listing; each read allocates only the
- * strings it returns.
- */
+/** A shape learnt: the item's expression and how its text is made. */
+interface Shape {
+  re: RegExp;
+  chain: number;
+  handle: number;
+  comment: number; // 0: the shape has no comment
+  text: Part[];
+}
+
+/** A rule read: its chain, handle, comment and text, and where its item ends. */
+export interface ListedRule {
+  family: Family;
+  chain: string;
+  handle: number;
+  comment: string | undefined;
+  text: string;
+  end: number;
+}
+
+// Shapes kept at most; a listing with more reads the rest statement by statement.
+const MAX_SHAPES = 256;
+
+/** Reads the rules of one table; learns their shapes as it goes. */
 export class ListingRuleReader {
-  private s = '';
-  private at = 0;
-  private left: Left = Left.Other;
-  private family: Family = 'ip';
+  private readonly shapes: Shape[] = [];
+  private readonly heads: Record<Family, string>;
 
-  /** Where the last successful read ended. */
-  get end(): number {
-    return this.at;
+  constructor(tableName: string) {
+    const head = (f: Family) => `{"rule": {"family": "${f}", "table": ${JSON.stringify(tableName)}, "chain": "`;
+    this.heads = { ip: head('ip'), ip6: head('ip6') };
   }
 
-  /**
-   * The text of the statements in `[...]` whose first statement starts at `pos` (just past
-   * the `[`), up to and including the closing `]`; null when any of them is not read here.
-   */
-  exprText(s: string, pos: number, family: Family): string | null {
-    this.s = s;
-    this.at = pos;
-    this.family = family;
-    let text = this.stmt();
-    if (text === null) return null;
-    while (s.startsWith(', ', this.at)) {
-      this.at += 2;
-      const next = this.stmt();
-      if (next === null) return null;
-      text += ' ' + next;
+  /** The rule item at `pos` when it is a rule of our table that is read here; else null. */
+  item(s: string, pos: number): ListedRule | null {
+    const family: Family | null = s.startsWith(this.heads.ip, pos) ? 'ip' : s.startsWith(this.heads.ip6, pos) ? 'ip6' : null;
+    if (!family) return null;
+    for (let k = 0; k < this.shapes.length; k++) {
+      const shape = this.shapes[k];
+      shape.re.lastIndex = pos;
+      const m = shape.re.exec(s);
+      const text = m && textOf(shape.text, m);
+      if (!m || text === null) continue;
+      // The shapes most used stay first.
+      if (k > 0) [this.shapes[k - 1], this.shapes[k]] = [shape, this.shapes[k - 1]];
+      const comment = shape.comment > 0 ? m[shape.comment] : undefined;
+      return { family, chain: m[shape.chain], handle: Number(m[shape.handle]), comment, text, end: shape.re.lastIndex };
     }
-    if (s.charCodeAt(this.at) !== 0x5d) return null;
-    this.at++;
-    return text;
+    const rec = new Recorder(s, pos, family);
+    const read = rec.item(this.heads[family]);
+    if (!read) return null;
+    if (this.shapes.length < MAX_SHAPES) this.shapes.push({ re: sticky(rec.source), ...read.shape });
+    return read.rule;
+  }
+}
+
+/** The text of a shape from its captured values; null when a value is not canonical. */
+function textOf(parts: Part[], values: ArrayLike<string>): string | null {
+  let text = '';
+  for (const p of parts) {
+    if (typeof p === 'string') text += p;
+    else if ('hole' in p) {
+      const v = values[p.hole];
+      if (p.as === 'raw') text += v;
+      else if (p.as === 'mark') text += markHex(Number(v));
+      else {
+        const c = canonicalV6(v);
+        if (c === null) return null;
+        text += c;
+      }
+    } else {
+      const prefix = canonicalPrefix(values[p.prefix[0]], values[p.prefix[1]], p.v6);
+      if (prefix === null) return null;
+      text += prefix;
+    }
+  }
+  return text;
+}
+
+/** The address when it is an IPv6 address in the spelling formatIP writes; else null. */
+function canonicalV6(s: string): string | null {
+  const ip = parseIP(s);
+  return ip && ip.family === 6 && formatIP(ip) === s ? s : null;
+}
+
+/** `addr/len` when it reads and prints as itself (canonical, host bits clear) and is shorter than an address. */
+function canonicalPrefix(addr: string, len: string, v6: boolean): string | null {
+  const text = `${addr}/${len}`;
+  const c = parseCIDR(text);
+  return c && c.cidr.addr.family === (v6 ? 6 : 4) && c.cidr.prefix < (v6 ? 128 : 32) && formatCIDR(c.cidr) === text ? text : null;
+}
+
+const escapeRe = (text: string) => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+
+/**
+ * Reads one rule item statement by statement, and records the reading as a shape: the
+ * text read as literal pieces of a regular expression, the values as captures, and the
+ * rule's text as pieces and captures. Every method returns the parts of the text it read,
+ * or null when what is there is not read here.
+ */
+class Recorder {
+  source = '';
+  private groups = 0;
+  private readonly values: string[] = [''];
+  private left: Left = Left.Other;
+
+  constructor(
+    private readonly s: string,
+    private at: number,
+    private readonly family: Family,
+  ) {}
+
+  item(head: string): { rule: ListedRule; shape: Omit<Shape, 're'> } | null {
+    if (!this.lit(head)) return null;
+    const chain = this.hole(PLAIN);
+    if (chain === null || !this.lit('", "handle": ')) return null;
+    const handle = this.hole(INT);
+    if (handle === null) return null;
+    let comment = 0;
+    if (this.lit(', "comment": "')) {
+      const c = this.hole(PLAIN);
+      if (c === null || !this.lit('"')) return null;
+      comment = c;
+    }
+    if (!this.lit(', "expr": [')) return null;
+    const text = this.stmts();
+    if (text === null || !this.lit(']}}')) return null;
+    const v = this.values;
+    const read = textOf(text, v);
+    if (read === null) return null;
+    return {
+      rule: { family: this.family, chain: v[chain], handle: Number(v[handle]), comment: comment > 0 ? v[comment] : undefined, text: read, end: this.at },
+      shape: { chain, handle, comment, text },
+    };
   }
 
-  private match(re: RegExp): RegExpExecArray | null {
-    re.lastIndex = this.at;
-    const m = re.exec(this.s);
-    if (m) this.at = re.lastIndex;
-    return m;
-  }
-
-  private literal(lit: string): boolean {
-    if (!this.s.startsWith(lit, this.at)) return false;
-    this.at += lit.length;
+  /** Literal text, recorded as such. */
+  private lit(text: string): boolean {
+    if (!this.s.startsWith(text, this.at)) return false;
+    this.at += text.length;
+    this.source += escapeRe(text);
     return true;
   }
 
-  /** One expression; sets this.left. */
-  private expr(): string | null {
-    const leaf = this.match(LEAF);
-    if (leaf) {
-      if (leaf[1] !== undefined) {
-        const proto = leaf[1];
-        const field = leaf[2];
-        this.left = field === 'dport' ? Left.Port : proto === 'ip' ? Left.Addr4 : proto === 'ip6' ? Left.Addr6 : Left.Other;
-        return `${proto} ${field}`;
-      }
-      if (leaf[3] !== undefined) {
-        this.left = leaf[3] === 'l4proto' ? Left.L4proto : Left.Other;
-        return leaf[3] === 'l4proto' ? 'meta l4proto' : leaf[3];
-      }
-      if (leaf[4] !== undefined) {
-        this.left = Left.CtState;
-        return 'ct state';
-      }
-      this.left = Left.Fib;
-      return `fib ${leaf[5]} type`;
-    }
-    const numgen = this.match(NUMGEN);
-    if (numgen) {
-      this.left = Left.Other;
-      return `numgen random mod ${numgen[1]}`;
-    }
-    if (this.literal('{"concat": [')) {
-      let text = this.expr();
-      if (text === null) return null;
-      while (this.literal(', ')) {
-        const part = this.expr();
-        if (part === null) return null;
-        text += ' . ' + part;
-      }
-      if (!this.literal(']}')) return null;
-      this.left = Left.Other;
-      return text;
-    }
-    if (this.literal('{"&": [')) {
-      const inner = this.expr();
-      const mask = inner === null ? null : this.match(AND_MASK);
-      if (mask === null) return null;
-      this.left = Left.Masked;
-      return `${inner} and ${markHex(Number(mask[1]))}`;
-    }
-    return null;
+  /** A structural piece read by a regular expression, recorded as the literal text it read. */
+  private piece(re: RegExp): RegExpExecArray | null {
+    re.lastIndex = this.at;
+    const m = re.exec(this.s);
+    if (!m) return null;
+    this.at = re.lastIndex;
+    this.source += escapeRe(m[0]);
+    return m;
   }
 
-  private stmt(): string | null {
-    const kind = this.match(STMT_KIND);
+  /** A value, recorded as a capture; its group number. */
+  private hole(pattern: string): number | null {
+    const re = HOLE_RE.get(pattern)!;
+    re.lastIndex = this.at;
+    const m = re.exec(this.s);
+    if (!m) return null;
+    this.at = re.lastIndex;
+    this.source += `(${pattern})`;
+    this.values.push(m[0]);
+    return ++this.groups;
+  }
+
+  private stmts(): Part[] | null {
+    const text = this.stmt();
+    if (text === null) return null;
+    while (this.lit(', ')) {
+      const next = this.stmt();
+      if (next === null) return null;
+      text.push(' ', ...next);
+    }
+    return text;
+  }
+
+  private stmt(): Part[] | null {
+    const kind = this.piece(STMT_KIND);
     if (!kind) return null;
     switch (kind[1]) {
       case 'match':
         return this.matchStmt();
       case 'jump':
-      case 'goto': {
-        const m = this.match(VERDICT_TARGET);
-        return m && `${kind[1]} ${m[1]}`;
-      }
+      case 'goto':
       case 'drop':
       case 'accept':
       case 'return':
-        return this.literal('null}') ? kind[1] : null;
+        return this.verdictBody(kind[1]);
       case 'dnat':
         return this.dnat();
       case 'set': {
-        if (!this.literal(UPDATE_OPEN)) return null;
+        if (!this.lit('{"op": "update", "elem": ')) return null;
         const key = this.expr();
-        const m = key === null ? null : this.match(UPDATE_SET);
-        return m && `update @${m[1]} { ${key} }`;
+        if (key === null || !this.lit(', "set": "@')) return null;
+        const set = this.hole(NAME);
+        return set !== null && this.lit('"}}') ? ['update @', { hole: set, as: 'raw' }, ' { ', ...key, ' }'] : null;
       }
       case 'vmap':
         return this.vmap();
       case 'mangle': {
-        const m = this.match(MANGLE);
-        return m && `mark set mark ${m[1] === '|' ? 'or' : 'xor'} ${markHex(Number(m[2]))}`;
+        const m = this.piece(MARK_OP);
+        const value = m && this.hole(INT);
+        return value !== null && this.lit(']}}}') ? [`mark set mark ${m![1] === '|' ? 'or' : 'xor'} `, { hole: value, as: 'mark' }] : null;
       }
       case 'masquerade':
-        if (this.literal('null}')) return 'masquerade';
-        return this.literal('{"flags": "fully-random"}}') ? 'masquerade fully-random' : null;
+        if (this.lit('null}')) return ['masquerade'];
+        return this.lit('{"flags": "fully-random"}}') ? ['masquerade fully-random'] : null;
       case 'reject':
-        return this.literal(`{"type": "${this.family === 'ip6' ? 'icmpv6' : 'icmp'}", "expr": "port-unreachable"}}`) ? 'reject' : null;
+        return this.lit(`{"type": "${this.family === 'ip6' ? 'icmpv6' : 'icmp'}", "expr": "port-unreachable"}}`) ? ['reject'] : null;
     }
     return null;
   }
 
-  private matchStmt(): string | null {
-    const opMatch = this.match(MATCH_OP);
+  /** A verdict's body, after `{"KIND": `. */
+  private verdictBody(kind: string): Part[] | null {
+    if (kind !== 'jump' && kind !== 'goto') return this.lit('null}') ? [kind] : null;
+    if (!this.lit('{"target": "')) return null;
+    const target = this.hole(NAME);
+    return target !== null && this.lit('"}}') ? [`${kind} `, { hole: target, as: 'raw' }] : null;
+  }
+
+  /** One expression; sets this.left. */
+  private expr(): Part[] | null {
+    const leaf = this.piece(LEAF);
+    if (leaf) {
+      if (leaf[1] !== undefined) {
+        const [, proto, field] = leaf;
+        this.left = field === 'dport' ? Left.Port : proto === 'ip' ? Left.Addr4 : proto === 'ip6' ? Left.Addr6 : Left.Other;
+        return [`${proto} ${field}`];
+      }
+      if (leaf[3] !== undefined) {
+        this.left = leaf[3] === 'l4proto' ? Left.L4proto : Left.Other;
+        return [leaf[3] === 'l4proto' ? 'meta l4proto' : leaf[3]];
+      }
+      if (leaf[4] !== undefined) {
+        this.left = Left.CtState;
+        return ['ct state'];
+      }
+      this.left = Left.Fib;
+      return [`fib ${leaf[5]} type`];
+    }
+    if (this.lit('{"numgen": {"mode": "random", "mod": ')) {
+      const mod = this.hole(INT);
+      this.left = Left.Other;
+      return mod !== null && this.lit(', "offset": 0}}') ? ['numgen random mod ', { hole: mod, as: 'raw' }] : null;
+    }
+    if (this.lit('{"concat": [')) {
+      const text = this.expr();
+      if (text === null) return null;
+      while (this.lit(', ')) {
+        const part = this.expr();
+        if (part === null) return null;
+        text.push(' . ', ...part);
+      }
+      this.left = Left.Other;
+      return this.lit(']}') ? text : null;
+    }
+    if (this.lit('{"&": [')) {
+      const inner = this.expr();
+      if (inner === null || !this.lit(', ')) return null;
+      const mask = this.hole(INT);
+      this.left = Left.Masked;
+      return mask !== null && this.lit(']}') ? [...inner, ' and ', { hole: mask, as: 'mark' }] : null;
+    }
+    return null;
+  }
+
+  private matchStmt(): Part[] | null {
+    const opMatch = this.piece(MATCH_OP);
     if (!opMatch) return null;
     const left = this.expr();
-    if (left === null || !this.literal(', "right": ')) return null;
+    if (left === null || !this.lit(', "right": ')) return null;
     // nft lists `ct state new` with the operator "in", and only that one.
     const op = opMatch[1];
     if ((op === 'in') !== (this.left === Left.CtState) && op !== '!=') return null;
     const right = this.value();
-    if (right === null || !this.literal('}}')) return null;
-    if (this.left === Left.Masked) return `${left} ${op} ${right}`;
-    return op === '!=' ? `${left} != ${right}` : `${left} ${right}`;
+    if (right === null || !this.lit('}}')) return null;
+    if (this.left === Left.Masked) return [...left, ` ${op} `, ...right];
+    return op === '!=' ? [...left, ' != ', ...right] : [...left, ' ', ...right];
   }
 
   /** The right-hand side of a match, for the left just read. */
-  private value(): string | null {
-    const ref = this.match(SETREF);
-    if (ref) return `@${ref[1]}`;
+  private value(): Part[] | null {
+    if (this.lit('"@')) {
+      const ref = this.hole(NAME);
+      return ref !== null && this.lit('"') ? ['@', { hole: ref, as: 'raw' }] : null;
+    }
     switch (this.left) {
       case Left.Addr4:
       case Left.Addr6:
         return this.addressValue(this.left === Left.Addr6);
       case Left.Port:
       case Left.Masked: {
-        const m = this.match(NUMBER);
-        return m && m[1];
+        const n = this.hole(INT);
+        return n === null ? null : [{ hole: n, as: 'raw' }];
       }
       case Left.L4proto:
       case Left.CtState:
       case Left.Fib: {
-        const m = this.match(QUOTED_WORD);
+        const m = this.piece(QUOTED_WORD);
         const want = this.left === Left.CtState ? /^new$/ : this.left === Left.Fib ? /^local$/ : /^(tcp|udp|sctp)$/;
-        return m && want.test(m[1]) ? m[1] : null;
+        return m && want.test(m[1]) ? [m[1]] : null;
       }
     }
     return null;
   }
 
   /** An address, a prefix, or an anonymous set of them (`{ a , b }`, in the listing's order). */
-  private addressValue(v6: boolean): string | null {
-    if (!this.literal('{"set": [')) return this.address(v6);
-    let text = '{ ';
+  private addressValue(v6: boolean): Part[] | null {
+    if (!this.lit('{"set": [')) return this.address(v6);
+    const text: Part[] = ['{ '];
     for (;;) {
       const item = this.address(v6);
       if (item === null) return null;
-      text += item;
-      if (this.literal(']}')) return text + ' }';
-      if (!this.literal(', ')) return null;
-      text += ' , ';
+      text.push(...item);
+      if (this.lit(']}')) return [...text, ' }'];
+      if (!this.lit(', ')) return null;
+      text.push(' , ');
     }
   }
 
   /** One address or a prefix (never a full-length one: nft lists that as an address). */
-  private address(v6: boolean): string | null {
-    const a = this.match(ADDRESS);
-    if (a) return v6 ? canonicalV6(a[2]) : (a[1] ?? null);
-    const p = this.match(PREFIX);
-    if (!p) return null;
-    const addr = v6 ? p[2] : p[1];
-    if (addr === undefined) return null;
-    const text = `${addr}/${p[3]}`;
-    const c = parseCIDR(text);
-    // Canonical, host bits clear, shorter than the address: it reads and prints as itself.
-    return c && c.cidr.prefix < (v6 ? 128 : 32) && formatCIDR(c.cidr) === text ? text : null;
-  }
-
-  private dnat(): string | null {
-    const m = this.match(DNAT);
-    if (!m) return null;
-    if (m[1] !== undefined) return `dnat to ${m[1]}:${m[3]}`;
-    const v6 = canonicalV6(m[2]);
-    return v6 && `dnat to [${v6}]:${m[3]}`;
-  }
-
-  private vmap(): string | null {
-    if (!this.literal('{"key": ')) return null;
-    const key = this.expr();
-    if (key === null) return null;
-    const m = this.match(VMAP_MAP);
-    if (m) return `${key} vmap @${m[1]}`;
-    // A literal map of verdicts: its key is numgen itself (not part of a concat).
-    if (!/^numgen random mod [0-9]+$/.test(key) || !this.literal(', "data": {"set": [')) return null;
-    const entries: string[] = [];
-    for (;;) {
-      const e = this.match(VMAP_ENTRY);
-      if (!e || Number(e[1]) !== entries.length) return null;
-      entries.push(`${e[1]} : ${e[2] ? `${e[2]} ${e[3]}` : e[4]}`);
-      if (!this.literal(', ')) break;
+  private address(v6: boolean): Part[] | null {
+    const ip = v6 ? IPV6 : IPV4;
+    if (this.lit('"')) {
+      const a = this.hole(ip);
+      return a !== null && this.lit('"') ? [{ hole: a, as: v6 ? 'v6' : 'raw' }] : null;
     }
-    return this.literal(']}}}') ? `${key} vmap { ${entries.join(' , ')} }` : null;
+    if (!this.lit('{"prefix": {"addr": "')) return null;
+    const addr = this.hole(ip);
+    if (addr === null || !this.lit('", "len": ')) return null;
+    const len = this.hole(PREFIX_LEN);
+    return len !== null && this.lit('}}') ? [{ prefix: [addr, len], v6 }] : null;
   }
-}
 
-/** The address when it is an IPv6 address in the spelling formatIP writes; else null. */
-function canonicalV6(s: string | undefined): string | null {
-  if (s === undefined) return null;
-  const ip = parseIP(s);
-  return ip && ip.family === 6 && formatIP(ip) === s ? s : null;
+  private dnat(): Part[] | null {
+    if (!this.lit('{"addr": "')) return null;
+    // The address first as IPv4; an IPv6 one (dnat to [addr]:port) when it is not.
+    const at = this.at;
+    const source = this.source;
+    let v6 = false;
+    let addr = this.hole(IPV4);
+    if (addr === null || !this.s.startsWith('"', this.at)) {
+      if (addr !== null) this.unhole(at, source);
+      v6 = true;
+      addr = this.hole(IPV6);
+    }
+    if (addr === null || !this.lit('", "port": ')) return null;
+    const port = this.hole(INT);
+    if (port === null || !this.lit('}}')) return null;
+    const a: Part = { hole: addr, as: v6 ? 'v6' : 'raw' };
+    return v6 ? ['dnat to [', a, ']:', { hole: port, as: 'raw' }] : ['dnat to ', a, ':', { hole: port, as: 'raw' }];
+  }
+
+  /** Takes back the last capture. */
+  private unhole(at: number, source: string): void {
+    this.at = at;
+    this.source = source;
+    this.values.pop();
+    this.groups--;
+  }
+
+  private vmap(): Part[] | null {
+    if (!this.lit('{"key": ')) return null;
+    // A literal map of verdicts has numgen itself as its key (not part of a concat).
+    if (this.lit('{"numgen": {"mode": "random", "mod": ')) {
+      const mod = this.hole(INT);
+      if (mod === null || !this.lit(', "offset": 0}}, "data": ')) return null;
+      const key: Part[] = ['numgen random mod ', { hole: mod, as: 'raw' }];
+      if (this.lit('"@')) return this.mapRef(key);
+      if (!this.lit('{"set": [')) return null;
+      const text: Part[] = [...key, ' vmap { '];
+      for (let i = 0; ; i++) {
+        if (!this.lit(`[${i}, `)) return null;
+        const v = this.piece(VERDICT_WORD);
+        const verdict = v && this.verdictBody(v[1]);
+        if (!verdict || !this.lit(']')) return null;
+        text.push(`${i} : `, ...verdict);
+        if (this.lit(']}}}')) return [...text, ' }'];
+        if (!this.lit(', ')) return null;
+        text.push(' , ');
+      }
+    }
+    const key = this.expr();
+    return key !== null && this.lit(', "data": "@') ? this.mapRef(key) : null;
+  }
+
+  /** `KEY vmap @map`, after the map's `"@`. */
+  private mapRef(key: Part[]): Part[] | null {
+    const map = this.hole(NAME);
+    return map !== null && this.lit('"}}') ? [...key, ' vmap @', { hole: map, as: 'raw' }] : null;
+  }
 }

@@ -22,7 +22,7 @@ const NOT_READ: CompactRead = { tables: [], problemsIn: [], readable: false };
 
 /** A listing's text read compactly; not readable when it must be read the long way. */
 export function readCompactText(text: string, tableName: string, ascii = !/[^\x00-\x7f]/.test(text)): CompactRead {
-  return readCompact((reader) => scanListing(text, reader), { tableName, families: BOTH }, ascii);
+  return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH }, ascii);
 }
 
 /** A listing file read compactly; not readable when it is too large for one string. */

@@ -6,7 +6,6 @@
 //
 // Returns false when the text is not plain `nft -j` output that can be cut this way; the
 // caller then reads it the long way (live.ts readLive), which also knows positions.
-import type { Family } from './expr.js';
 import { itemsRange } from './json-batches.js';
 import type { ItemText } from './json-items.js';
 import { ListingRuleReader } from './listing-rules.js';
@@ -15,10 +14,6 @@ import type { LiveReader } from './live.js';
 // A JSON string without escapes or control characters: its text is its value.
 const PLAIN = '"([^"\\\\\\x00-\\x1f]*)"';
 const INT = '(0|[1-9][0-9]{0,14})';
-const RULE_HEAD = new RegExp(
-  `\\{"rule": \\{"family": "(ip6?)", "table": ${PLAIN}, "chain": ${PLAIN}, "handle": ${INT}, (?:"comment": ${PLAIN}, )?"expr": \\[`,
-  'y',
-);
 const PLAIN_CHAIN = new RegExp(`\\{"chain": \\{"family": "([a-z0-9]+)", "table": ${PLAIN}, "name": ${PLAIN}, "handle": ${INT}\\}\\}`, 'y');
 // Where nft starts an item after another (json-batches.ts).
 const ITEM_START = /\}, \{"[a-z ]+": \{"family": "/g;
@@ -35,15 +30,17 @@ class Scan {
   private waitingEnd = -1;
   /** Set when waiting items are not JSON: the listing must be read the long way. */
   private failed = false;
-  private readonly rules = new ListingRuleReader();
+  private readonly rules: ListingRuleReader;
 
   constructor(
     private readonly text: string,
     private readonly reader: LiveReader,
+    tableName: string,
     start: number,
     private readonly end: number,
   ) {
     this.pos = start;
+    this.rules = new ListingRuleReader(tableName);
   }
 
   run(): boolean {
@@ -61,16 +58,12 @@ class Scan {
     return !this.failed;
   }
 
-  /** A rule read from its text: where it ends, or -1 (then it is read as JSON). */
+  /** A rule of our table read from its text: where it ends, or -1 (then it is read as JSON). */
   private rule(): number {
-    RULE_HEAD.lastIndex = this.pos;
-    const m = RULE_HEAD.exec(this.text);
-    if (!m) return -1;
-    const body = this.rules.exprText(this.text, RULE_HEAD.lastIndex, m[1] as Family);
-    if (body === null || !this.text.startsWith('}}', this.rules.end)) return -1;
+    const r = this.rules.item(this.text, this.pos);
     // The items before it are read first: its table and chain are among them.
-    if (!this.parseWaiting()) return -1;
-    return this.reader.takeTextRule(m[1], m[2], m[3], Number(m[4]), m[5], body) ? this.rules.end + 2 : -1;
+    if (!r || !this.parseWaiting()) return -1;
+    return this.reader.takeTextRule(r.family, r.chain, r.handle, r.comment, r.text) ? r.end : -1;
   }
 
   /** A chain without hook or anything else; handed over as the object JSON.parse would make. */
@@ -112,8 +105,8 @@ class Scan {
   }
 }
 
-/** Reads the listing into the reader; false when it must be read the long way instead. */
-export function scanListing(text: string, reader: LiveReader): boolean {
+/** Reads the listing into the reader (of our table `tableName`); false when it must be read the long way instead. */
+export function scanListing(text: string, reader: LiveReader, tableName: string): boolean {
   const range = itemsRange(text);
-  return range !== null && new Scan(text, reader, range.start, range.end).run();
+  return range !== null && new Scan(text, reader, tableName, range.start, range.end).run();
 }

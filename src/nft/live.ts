@@ -217,12 +217,12 @@ export class LiveReader {
   }
 
   /**
-   * A rule of our table read straight from its text by live-scan.ts; false (nothing
+   * A rule of our table (its family given) read straight from its text by live-scan.ts; false (nothing
    * taken) when it is not simply a rule of a chain listed before it: such an item is then
    * read as JSON, which reports what is wrong with it.
    */
-  takeTextRule(family: string, table: string, chain: string, handle: number, comment: string | undefined, text: string): boolean {
-    const t = table === this.filter.tableName ? this.tables.get(family as Family) : undefined;
+  takeTextRule(family: Family, chain: string, handle: number, comment: string | undefined, text: string): boolean {
+    const t = this.tables.get(family);
     if (!t || !t.present || !this.sink) return false;
     // A chain's rules come one after another: most rules are of the chain before.
     const c = chain === t.lastRuleChain?.chain.name ? t.lastRuleChain : t.chains.get(chain);

@@ -11,13 +11,15 @@ import { ruleBodyText } from '../../src/nft/text.js';
 import { listDiffCases } from '../helpers/diff-cases.js';
 import { nftSpaced, stmtsArb } from '../helpers/stmts.js';
 
-const reader = new ListingRuleReader();
+const reader = new ListingRuleReader('kube-proxy');
 
-/** The text of an expr array read from `[`...`]`, or null; it must end exactly there. */
-function fast(exprText: string, family: Family): string | null {
-  const text = reader.exprText(`[${exprText.slice(1)}`, 1, family);
-  if (text !== null) expect(reader.end).toBe(exprText.length);
-  return text;
+/** The text of a rule with these statements (an expr array), read from its item; it must end exactly there. */
+function fast(exprText: string, family: Family, comment?: string, r = reader): string | null {
+  const head = `{"rule": {"family": "${family}", "table": "kube-proxy", "chain": "svc-1/x", "handle": 42, `;
+  const item = `${head}${comment === undefined ? '' : `"comment": ${JSON.stringify(comment)}, `}"expr": ${exprText}}}`;
+  const read = r.item(`${item}, {"rule": {}}`, 0);
+  if (read !== null) expect(read).toEqual({ family, chain: 'svc-1/x', handle: 42, comment, text: read.text, end: item.length });
+  return read && read.text;
 }
 
 /** The long way: JSON.parse, read and check, print; null when it is not a rule kproxc writes. */
@@ -47,16 +49,31 @@ describe('rules read straight from the listing text', () => {
     expect(read).toBeGreaterThan(500);
   });
 
-  it('random statements as nft lists them read as the long way reads them', () => {
+  it('random statements as nft lists them read as the long way reads them, by shape or statement by statement', () => {
     fc.assert(
-      fc.property(stmtsArb, fc.constantFrom<Family>('ip', 'ip6'), (stmts, family) => {
+      fc.property(stmtsArb, fc.constantFrom<Family>('ip', 'ip6'), fc.option(fc.constantFrom('a comment', 'x')), (stmts, family, comment) => {
         const text = listing(stmts, family);
-        const got = fast(text, family);
         const want = slow(text, family);
-        if (got !== null) expect(got).toBe(want);
+        // The first reading of a shape is statement by statement; the second, by the shape learnt.
+        const fresh = new ListingRuleReader('kube-proxy');
+        for (const got of [fast(text, family, comment ?? undefined, fresh), fast(text, family, comment ?? undefined, fresh)]) {
+          if (got !== null) expect(got).toBe(want);
+        }
       }),
-      { numRuns: 3000 },
+      { numRuns: 2000 },
     );
+  });
+
+  it('a shape learnt reads other values, and leaves values it cannot take to the long way', () => {
+    const r = new ListingRuleReader('kube-proxy');
+    const item = (addr: string, target: string) =>
+      `{"rule": {"family": "ip6", "table": "kube-proxy", "chain": "c", "handle": 1, "expr": [{"match": {"op": "==", "left": {"payload": {"protocol": "ip6", "field": "saddr"}}, "right": "${addr}"}}, {"jump": {"target": "${target}"}}]}}`;
+    expect(r.item(item('fd00::1', 'a'), 0)?.text).toBe('ip6 saddr fd00::1 jump a');
+    expect(r.item(item('fd00::2:0:0:3', 'b.c'), 0)?.text).toBe('ip6 saddr fd00::2:0:0:3 jump b.c');
+    expect(r.item(item('fd00:0::1', 'a'), 0)).toBeNull(); // not the canonical spelling
+    expect(r.item(item('10.0.0.1', 'a'), 0)).toBeNull(); // not an IPv6 address
+    expect(r.item(item('fd00::1', 'a b'), 0)).toBeNull(); // not a name kproxc writes
+    expect(r.item(item('fd00::1', 'a').replace('kube-proxy', 'other'), 0)).toBeNull(); // not our table
   });
 
   it('reads the common forms without the long way', () => {
