@@ -86,10 +86,19 @@ export interface ListedRule {
 
 // Shapes kept at most; a listing with more reads the rest statement by statement.
 const MAX_SHAPES = 256;
+// Rules are sorted into groups by this many characters of their statements: enough to
+// tell most shapes apart, before most values.
+const SIGNATURE_CHARS = 40;
+const EXPR = '"expr": [';
+const FAMILY_END = '{"rule": {"family": "ip'.length;
+const QUOTE = 0x22;
 
 /** Reads the rules of one table; learns their shapes as it goes. */
 export class ListingRuleReader {
+  /** Every shape, the most used first. */
   private readonly shapes: Shape[] = [];
+  /** Shapes by the start of their statements (the first rule's), the most used first. */
+  private readonly bySignature = new Map<string, Shape[]>();
   private readonly heads: Record<Family, string>;
 
   constructor(tableName: string) {
@@ -99,24 +108,41 @@ export class ListingRuleReader {
 
   /** The rule item at `pos` when it is a rule of our table that is read here; else null. */
   item(s: string, pos: number): ListedRule | null {
-    const family: Family | null = s.startsWith(this.heads.ip, pos) ? 'ip' : s.startsWith(this.heads.ip6, pos) ? 'ip6' : null;
-    if (!family) return null;
-    for (let k = 0; k < this.shapes.length; k++) {
-      const shape = this.shapes[k];
+    // The family from the characters after `{"rule": {"family": "ip`; the rest of the head
+    // (our table) is part of every shape, and read first by the recorder.
+    const family: Family = s.charCodeAt(pos + FAMILY_END) === QUOTE ? 'ip' : 'ip6';
+    const expr = s.indexOf(EXPR, pos);
+    const signature = expr < 0 ? '' : s.slice(expr + EXPR.length, expr + EXPR.length + SIGNATURE_CHARS);
+    // The shapes of that start first; then all (a value within the signature, such as a
+    // jump's target, sends a rule of a known shape here).
+    const read = this.byShape(s, pos, family, this.bySignature.get(signature)) ?? this.byShape(s, pos, family, this.shapes);
+    if (read) return read;
+    const rec = new Recorder(s, pos, family);
+    const recorded = rec.item(this.heads[family]);
+    if (!recorded) return null;
+    if (this.shapes.length < MAX_SHAPES) {
+      const shape = { re: sticky(rec.source), ...recorded.shape };
+      this.shapes.push(shape);
+      const group = this.bySignature.get(signature);
+      if (group) group.push(shape);
+      else this.bySignature.set(signature, [shape]);
+    }
+    return recorded.rule;
+  }
+
+  private byShape(s: string, pos: number, family: Family, shapes: Shape[] | undefined): ListedRule | null {
+    for (let k = 0; shapes && k < shapes.length; k++) {
+      const shape = shapes[k];
       shape.re.lastIndex = pos;
       const m = shape.re.exec(s);
       const text = m && textOf(shape.text, m);
       if (!m || text === null) continue;
-      // The shapes most used stay first.
-      if (k > 0) [this.shapes[k - 1], this.shapes[k]] = [shape, this.shapes[k - 1]];
+      // The shapes most used move to the front.
+      if (k > 0) [shapes[k - 1], shapes[k]] = [shape, shapes[k - 1]];
       const comment = shape.comment > 0 ? m[shape.comment] : undefined;
       return { family, chain: m[shape.chain], handle: Number(m[shape.handle]), comment, text, end: shape.re.lastIndex };
     }
-    const rec = new Recorder(s, pos, family);
-    const read = rec.item(this.heads[family]);
-    if (!read) return null;
-    if (this.shapes.length < MAX_SHAPES) this.shapes.push({ re: sticky(rec.source), ...read.shape });
-    return read.rule;
+    return null;
   }
 }
 

@@ -36,6 +36,7 @@ export interface RuleSink {
 }
 
 const MAX_DIAGNOSTICS = 50;
+const NO_RULES: Rule[] = Object.freeze([]) as unknown as Rule[];
 // Kinds of objects nft lists inside a table that kproxc never creates.
 const KNOWN_OTHER_KINDS = ['flowtable', 'counter', 'quota', 'ct helper', 'limit', 'ct timeout', 'ct expectation', 'secmark', 'synproxy', 'element'];
 
@@ -172,7 +173,22 @@ export class LiveReader {
 
   private addChain(t: TableReader, chain: Chain): void {
     if (t.chains.has(chain.name)) throw new Unreadable('chain listed twice');
-    t.chains.set(chain.name, { chain, rules: [] });
+    // With a sink the rules go there: the chains of a large table share one empty list.
+    t.chains.set(chain.name, { chain, rules: this.sink ? NO_RULES : [] });
+  }
+
+  /**
+   * A chain with nothing but its family, table, name and handle (live-scan.ts read it from
+   * its text): taken as the object JSON.parse would give would be. False when it is ours
+   * but cannot simply be taken (its table not listed yet, or listed twice): the caller
+   * then hands over the object, and the problem is reported as usual.
+   */
+  takePlainChain(family: string, table: string, name: string): boolean {
+    const t = table === this.filter.tableName ? this.tables.get(family as Family) : undefined;
+    if (!t) return true; // not ours: never read
+    if (!t.present || t.chains.has(name)) return false;
+    this.addChain(t, { name });
+    return true;
   }
 
   private addSet(t: TableReader, kind: 'set' | 'map', body: { [k: string]: Json }): void {
