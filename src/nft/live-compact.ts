@@ -9,6 +9,7 @@
 // statements instead, and a foreign rule its set references, as live.ts reads them.
 import { rememberRuleKey, stmtsKey } from './canonical.js';
 import type { Family, Stmt } from './expr.js';
+import type { ElementLines } from './listing-elements.js';
 import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from './live.js';
 import type { ChainContents } from './ruleset.js';
 import { elementValueKey, samePrintedRules, type LiveSet, type LiveTableView } from './live-view.js';
@@ -119,9 +120,9 @@ class FamilyRules {
   readonly columns = new RuleColumns();
   readonly store: TextStore;
   readonly odd: [number, OddRule][] = [];
-  /** Each chain's rules: its first rule and how many. */
-  readonly runs = new Map<ChainContents, { first: number; count: number }>();
-  private last?: { first: number; count: number };
+  /** Each chain's rules come together: run i starts at runFirst[i] and ends where run i + 1 starts. */
+  private readonly runOf = new Map<ChainContents, number>();
+  private readonly runFirst: number[] = [];
   private lastChain?: ChainContents;
   /** A chain's rules did not come together: this table cannot be kept compactly. */
   scattered = false;
@@ -130,14 +131,21 @@ class FamilyRules {
     this.store = new TextStore(ascii);
   }
 
+  /** The rules of a chain: where they start and how many (none: [0, 0]). */
+  rulesOf(chain: ChainContents): [number, number] {
+    const run = this.runOf.get(chain);
+    if (run === undefined) return [0, 0];
+    const end = run + 1 < this.runFirst.length ? this.runFirst[run + 1] : this.columns.size;
+    return [this.runFirst[run], end - this.runFirst[run]];
+  }
+
   add(chain: ChainContents, handle: number, comment: string | undefined, text: string, odd?: OddRule): void {
     if (chain !== this.lastChain) {
-      if (this.runs.has(chain)) this.scattered = true;
-      this.last = { first: this.columns.size, count: 0 };
-      this.runs.set(chain, this.last);
+      if (this.runOf.has(chain)) this.scattered = true;
+      this.runOf.set(chain, this.runFirst.length);
+      this.runFirst.push(this.columns.size);
       this.lastChain = chain;
     }
-    this.last!.count++;
     if (odd) this.odd.push([this.columns.size, odd]);
     this.store.add(text);
     const textEnd = this.store.length;
@@ -149,6 +157,8 @@ class FamilyRules {
 /** Gathers the rules LiveReader reads, per family, for the compact tables. */
 class CompactRules implements RuleSink {
   readonly families = new Map<Family, FamilyRules>();
+  /** Elements read from their text, per family and set. */
+  readonly elements = { ip: new Map<string, ElementLines>(), ip6: new Map<string, ElementLines>() };
 
   constructor(private readonly ascii: boolean) {}
 
@@ -160,6 +170,10 @@ class CompactRules implements RuleSink {
 
   textRule(family: Family, chain: ChainContents, handle: number, comment: string | undefined, text: string): void {
     this.of(family).add(chain, handle, comment, text);
+  }
+
+  elementLines(family: Family, set: string, lines: ElementLines): void {
+    this.elements[family].set(set, lines);
   }
 
   rule(family: Family, chain: ChainContents, rule: Rule): void {
@@ -186,7 +200,7 @@ function textStandingFor(stmts: Stmt[], comment: string | undefined, family: Fam
   return back && stmtsKey(back, comment, family) === stmtsKey(stmts, comment, family) ? text : null;
 }
 
-function compactTable(t: LiveTable, rules: FamilyRules): CompactTable | null {
+function compactTable(t: LiveTable, rules: FamilyRules, elements: Map<string, ElementLines>): CompactTable | null {
   const names = t.chains.map((c) => c.chain.name);
   // One name per line: a name holding a newline (made by hand) cannot be kept so.
   if (rules.scattered || names.some((n) => n.includes('\n'))) return null;
@@ -194,14 +208,11 @@ function compactTable(t: LiveTable, rules: FamilyRules): CompactTable | null {
   const ruleCount = new Int32Array(names.length);
   const bases: [number, BaseChainSpec][] = [];
   t.chains.forEach((c, i) => {
-    const run = rules.runs.get(c);
-    if (run) {
-      ruleFirst[i] = run.first;
-      ruleCount[i] = run.count;
-    }
+    [ruleFirst[i], ruleCount[i]] = rules.rulesOf(c);
     if (c.chain.base) bases.push([i, c.chain.base]);
   });
-  const elements = t.sets.flatMap((s) => s.elements);
+  // Elements read from their text come as lines; those read as JSON, as objects.
+  const lines = t.sets.map((s) => elements.get(s.set.name) ?? { keys: s.elements.map((e) => keyString(e.key)), values: s.elements.map(elementValueKey) });
   return {
     table: t.table,
     chainNames: names.join('\n'),
@@ -212,9 +223,9 @@ function compactTable(t: LiveTable, rules: FamilyRules): CompactTable | null {
     texts: rules.store.done(),
     odd: rules.odd,
     sets: JSON.stringify(t.sets.map((s) => s.set)),
-    elementCounts: Int32Array.from(t.sets, (s) => s.elements.length),
-    elementKeys: elements.map((e) => keyString(e.key)).join('\n'),
-    elementValues: elements.map(elementValueKey).join('\n'),
+    elementCounts: Int32Array.from(lines, (l) => l.keys.length),
+    elementKeys: lines.flatMap((l) => l.keys).join('\n'),
+    elementValues: lines.flatMap((l) => l.values).join('\n'),
   };
 }
 
@@ -241,7 +252,7 @@ export function readCompact(read: (reader: LiveReader) => boolean, filter: LiveF
   const tables: CompactTable[] = [];
   // A table with a problem is left out: if the caller needs it, it reads the listing again.
   for (const t of reader.tablesRead().filter((t) => !reader.problemsIn.has(t.table.family))) {
-    const c = compactTable(t, sink.of(t.table.family));
+    const c = compactTable(t, sink.of(t.table.family), sink.elements[t.table.family]);
     if (!c) return { tables: [], problemsIn: [], readable: false };
     tables.push(c);
   }

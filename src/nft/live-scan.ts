@@ -8,7 +8,11 @@
 // caller then reads it the long way (live.ts readLive), which also knows positions.
 import { itemsRange } from './json-batches.js';
 import type { ItemText } from './json-items.js';
+import { isObj, readSet } from './json-read.js';
+import type { Json } from './json.js';
+import { readElements } from './listing-elements.js';
 import { ListingRuleReader } from './listing-rules.js';
+import type { NftSet } from './objects.js';
 import type { LiveReader } from './live.js';
 
 // A JSON string without escapes or control characters: its text is its value.
@@ -24,6 +28,11 @@ const MAX_ITEM_CHARS = 64 << 20;
 const NOWHERE: ItemText = { text: '', line: 1, col: 1 };
 const R = 0x72;
 const C = 0x63;
+const S = 0x73;
+const M = 0x6d;
+const ELEM = ', "elem": [';
+// Where a set's "elem" is looked for: its head is short (a name, a comment, flags).
+const MAX_SET_HEAD = 2048;
 const COMMA = 0x2c;
 const SPACE = 0x20;
 
@@ -53,7 +62,7 @@ class Scan {
       // `{"rule": ` or `{"chain": ` (each confirmed by what reads it). Characters are
       // compared one by one: startsWith at an offset costs several times as much.
       const kind = text.charCodeAt(this.pos + 2);
-      const fastEnd = kind === R ? this.rule() : kind === C ? this.chain() : -1;
+      const fastEnd = kind === R ? this.rule() : kind === C ? this.chain() : kind === S || kind === M ? this.setWithElements() : -1;
       if (this.failed) return false;
       if (fastEnd >= 0) this.pos = fastEnd;
       else this.wait();
@@ -85,15 +94,56 @@ class Scan {
   }
 
   /**
+   * A set or map of ours with elements, its elements read straight from their text
+   * (listing-elements.ts) and the rest handed over as JSON.parse gives it; -1 when it is
+   * not such a set, or its elements are not read so (then it is read as JSON whole).
+   */
+  private setWithElements(): number {
+    const { text, pos } = this;
+    // nft lists the elements last, after a short head.
+    const elem = text.slice(pos, pos + MAX_SET_HEAD).indexOf(ELEM);
+    if (elem < 0) return -1;
+    const itemEnd = this.itemEnd();
+    const elemStart = pos + elem + ELEM.length;
+    if (elemStart > itemEnd || text.slice(itemEnd - 3, itemEnd) !== ']}}') return -1;
+    let head: { [kind: string]: { [k: string]: Json } };
+    try {
+      head = JSON.parse(`${text.slice(pos, pos + elem)}}}`) as typeof head;
+    } catch {
+      return -1;
+    }
+    const kind = Object.keys(head)[0];
+    const body = head[kind];
+    if ((kind !== 'set' && kind !== 'map') || !isObj(body) || typeof body.family !== 'string' || typeof body.table !== 'string') return -1;
+    let set: NftSet;
+    try {
+      set = readSet(kind, body);
+    } catch {
+      return -1; // read as JSON, which reports it
+    }
+    if (set.flags?.includes('timeout')) return -1; // its members are not read at all
+    const lines = readElements(text, elemStart, itemEnd - 3, set);
+    if (!lines || !this.parseWaiting()) return -1;
+    this.reader.addParsed(head, NOWHERE);
+    this.reader.takeElementLines(body.family, body.table, set.name, lines);
+    return itemEnd;
+  }
+
+  /** Where the item at pos ends: where the next item starts, or at the end. */
+  private itemEnd(): number {
+    ITEM_START.lastIndex = this.pos;
+    const next = ITEM_START.exec(this.text);
+    return next && next.index < this.end ? next.index + 1 : this.end;
+  }
+
+  /**
    * The item at pos, left for JSON.parse: up to where the next item starts. Text that is
    * not spaced as nft spaces it has no such places, and is one item to the end: parsed
    * whole when that is not too large, else read the long way, which streams it.
    */
   private wait(): void {
-    ITEM_START.lastIndex = this.pos;
-    const next = ITEM_START.exec(this.text);
     if (this.waiting < 0) this.waiting = this.pos;
-    this.pos = this.waitingEnd = next && next.index < this.end ? next.index + 1 : this.end;
+    this.pos = this.waitingEnd = this.itemEnd();
     if (this.waitingEnd - this.waiting > MAX_ITEM_CHARS) this.failed = true;
     else if (this.waitingEnd - this.waiting >= BATCH_CHARS) this.parseWaiting();
   }

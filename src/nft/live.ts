@@ -12,6 +12,7 @@ import { rememberRuleKey } from './canonical.js';
 import { itemBatches } from './json-batches.js';
 import { OuterShapeError, splitItems, type ItemText } from './json-items.js';
 import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json-read.js';
+import type { ElementLines } from './listing-elements.js';
 import type { Json } from './json.js';
 import type { Chain, NftSet, Rule } from './objects.js';
 import { compareKeys, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
@@ -26,13 +27,16 @@ export type LiveTable = TableContents;
 
 /**
  * Where the rules of our tables go as they are read: by default into their chain's list;
- * a compact reader (live-compact.ts) keeps them in its own form instead.
+ * a compact reader (live-compact.ts) keeps them in its own form instead, and takes the
+ * elements of sets read straight from their text too.
  */
 export interface RuleSink {
   /** A rule of `chain` read from its parsed JSON: statements, or a foreign rule. */
   rule(family: Family, chain: ChainContents, rule: Rule): void;
   /** A rule of `chain` read straight from its text (live-scan.ts), as ruleBodyText prints it. */
   textRule(family: Family, chain: ChainContents, handle: number, comment: string | undefined, text: string): void;
+  /** The elements of a set, read straight from their text (listing-elements.ts). */
+  elementLines(family: Family, set: string, lines: ElementLines): void;
 }
 
 const MAX_DIAGNOSTICS = 50;
@@ -189,6 +193,15 @@ export class LiveReader {
     if (!t.present || t.chains.has(name)) return false;
     this.addChain(t, { name });
     return true;
+  }
+
+  /**
+   * The elements of a set whose item (without them) was just handed over, read straight
+   * from their text by live-scan.ts. A set that is not ours, or not read, ignores them.
+   */
+  takeElementLines(family: string, table: string, set: string, lines: ElementLines): void {
+    const t = table === this.filter.tableName ? this.tables.get(family as Family) : undefined;
+    if (t?.sets.has(set)) this.sink?.elementLines(t.family, set, lines);
   }
 
   private addSet(t: TableReader, kind: 'set' | 'map', body: { [k: string]: Json }): void {
