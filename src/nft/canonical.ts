@@ -6,11 +6,13 @@
 // - the listing's object keys may come in another order than ours (jsonEquals).
 // Rule keys are made from stmtJson output only, whose key order is fixed, so plain
 // JSON.stringify compares them.
+import { InternalError } from '../diag/diagnostic.js';
 import { formatIP, parseIP, type IPFamily } from '../net/ip.js';
-import type { Family } from './expr.js';
+import type { Family, Stmt } from './expr.js';
 import { bigToIP, cidrInterval, intervalsText, mergeIntervals, type Interval } from './intervals.js';
 import { stmtJson, type Json } from './json.js';
 import type { Rule } from './objects.js';
+import { readRuleText } from './text-read.js';
 
 type Obj = { [k: string]: Json };
 const isObj = (j: Json): j is Obj => j !== null && typeof j === 'object' && !Array.isArray(j);
@@ -100,7 +102,39 @@ export function rememberRuleKey(rule: Rule, key: string): void {
   knownKeys.set(rule, key);
 }
 
+/**
+ * A rule's statements: kept, or read back from its text (a table built for printing keeps
+ * only the text, and so does a compact live table). The text is kproxc's own printing,
+ * so failing to read it is a bug.
+ */
+export function ruleStatements(rule: Rule): Stmt[] {
+  if (rule.stmts.length > 0 || rule.text === undefined) return rule.stmts;
+  const stmts = readRuleText(rule.text);
+  if (!stmts) throw new InternalError(`rule text in ${rule.chain} cannot be read back: ${rule.text.slice(0, 200)}`);
+  return stmts;
+}
+
+/** The comparison key of statements in canonical form, and a comment. */
+export function stmtsKey(stmts: Stmt[], comment: string | undefined, family: Family): string {
+  return keyOf(stmts.map((s) => canonicalStmt(stmtJson(s, family))), comment);
+}
+
+// The canonical statements (as JSON text) of rule texts already read, per family: a large
+// table repeats the same rule text in many chains (the same source ranges in every
+// firewall chain), and nft's spelling of it differs from kproxc's in all of them alike.
+const canonicalOfText = { ip: new Map<string, string>(), ip6: new Map<string, string>() };
+
 /** The comparison key of a rule: its statements in canonical form, and its comment. */
 export function ruleKey(rule: Rule, family: Family): string {
-  return knownKeys.get(rule) ?? keyOf(rule.stmts.map((s) => canonicalStmt(stmtJson(s, family))), rule.comment);
+  const known = knownKeys.get(rule);
+  if (known !== undefined) return known;
+  if (rule.stmts.length > 0 || rule.text === undefined) return stmtsKey(rule.stmts, rule.comment, family);
+  const cache = canonicalOfText[family];
+  let canonical = cache.get(rule.text);
+  if (canonical === undefined) {
+    canonical = JSON.stringify(ruleStatements(rule).map((s) => canonicalStmt(stmtJson(s, family))));
+    cache.set(rule.text, canonical);
+  }
+  // The same string keyOf makes: JSON.stringify([canonical, comment]).
+  return `[${canonical},${JSON.stringify(rule.comment ?? null)}]`;
 }

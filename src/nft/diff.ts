@@ -15,10 +15,10 @@
 //   H  regular chains that must become base chains, after their old selves are gone
 // Members of sets with timeouts (session affinity) are never compared or touched.
 import type { Family } from './expr.js';
-import { ruleKey } from './canonical.js';
+import { ruleKey, ruleStatements } from './canonical.js';
+import { contentsView, elementValueKey, type LiveSet, type LiveTableView } from './live-view.js';
 import type { BaseChainSpec, Chain, Element, NftSet, Rule } from './objects.js';
 import { keyString, stmtReferences, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
-import { ruleBodyText } from './text.js';
 import { createContents, type Op, type TableRef, type Transaction } from './transaction.js';
 
 export interface DiffOptions {
@@ -33,7 +33,13 @@ export interface DiffResult {
   later: Transaction;
 }
 
+/** The diff against live tables read into objects (live.ts readLive). */
 export function diffTables(desired: TableContents[], live: TableContents[], opts: DiffOptions = {}): DiffResult {
+  return diffLive(desired, live.map(contentsView), opts);
+}
+
+/** The diff against live tables as the diff sees them (live-view.ts). */
+export function diffLive(desired: TableContents[], live: LiveTableView[], opts: DiffOptions = {}): DiffResult {
   const result: DiffResult = { now: [], later: [] };
   for (const d of desired) {
     const ref: TableRef = { family: d.table.family, name: d.table.name };
@@ -50,7 +56,7 @@ export function diffTables(desired: TableContents[], live: TableContents[], opts
   return result;
 }
 
-const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const byNameOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function sameSpec(a: BaseChainSpec, b: BaseChainSpec): boolean {
   return a.type === b.type && a.hook === b.hook && a.priority === b.priority;
@@ -59,70 +65,177 @@ function sameSpec(a: BaseChainSpec, b: BaseChainSpec): boolean {
 const policyOf = (b: BaseChainSpec) => b.policy ?? 'accept';
 
 /** Set definitions as the listing shows them: without "dynamic" (nft 1.0.6 never lists it). */
-function definitionKey(s: NftSet): string {
-  const flags = (s.flags ?? []).filter((f) => f !== 'dynamic').sort();
-  return JSON.stringify([s.kind, s.keyType, flags, s.comment ?? null]);
+function sameDefinition(a: NftSet, b: NftSet): boolean {
+  const flags = (s: NftSet) => (s.flags ?? []).filter((f) => f !== 'dynamic').sort();
+  const same = (x: string[], y: string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
+  return a.kind === b.kind && (a.comment ?? null) === (b.comment ?? null) && same(a.keyType, b.keyType) && same(flags(a), flags(b));
 }
 
 const hasTimeouts = (s: NftSet) => s.flags?.includes('timeout') === true;
 
-/** What an element holds besides its key: its verdict (maps) and its comment. */
-function elementValueKey(e: Element): string {
-  return JSON.stringify([e.value ?? null, e.comment ?? null]);
+type ChainFate = 'new' | 'kept' | 'recreate-early' | 'recreate-late' | 'gone';
+type SetFate = 'new' | 'kept' | 'timeout' | 'recreate' | 'gone';
+
+/** A chain by name: wanted (d), live (chain li of the live table), or both. */
+interface ChainPair {
+  name: string;
+  d?: ChainContents;
+  /** Its index in the live table; -1 when it is not live. */
+  li: number;
+  /** The live chain's hook, type, priority and policy, when it is a base chain. */
+  lBase?: BaseChainSpec;
+  fate: ChainFate;
+  /** Kept, and its live rules print as the wanted ones. */
+  same?: boolean;
+  /** Flushed (or deleted) earlier in this transaction. */
+  emptied?: boolean;
+  /** Flushed for a set recreated under it: to be filled again whole. */
+  refilled?: boolean;
 }
 
-/**
- * Rules that print as the same nft text are the same rules: the text is what nft reads.
- * Most chains of a large table are unchanged, and printing is far cheaper than making
- * their canonical keys; rules that print differently (nft's own spellings, a changed
- * rule) are compared by key.
- */
-function samePrintedRules(want: Rule[], have: Rule[]): boolean {
-  if (want.length !== have.length) return false;
-  try {
-    for (let i = 0; i < want.length; i++) {
-      const w = want[i];
-      const h = have[i];
-      if (h.foreign || w.comment !== h.comment || ruleBodyText(w.stmts) !== ruleBodyText(h.stmts)) return false;
-    }
-  } catch {
-    return false; // a live string kproxc would not print (hand-made): compared by key instead
-  }
+/** A set or map by name: wanted (d), live (l), or both. */
+interface SetPair {
+  name: string;
+  d?: SetContents;
+  l?: LiveSet;
+  fate: SetFate;
+  /** keyString of each wanted element, made once. */
+  keys?: string[];
+  /** The live elements have the wanted keys, in the same order. */
+  sameKeys?: boolean;
+}
+
+function sameList(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
-type ChainFate = 'new' | 'kept' | 'recreate-early' | 'recreate-late';
-type SetFate = 'new' | 'kept' | 'timeout' | 'recreate';
+/** Indexes 0..count-1 in the order of their names. */
+function nameOrder(count: number, name: (i: number) => string): number[] {
+  return Array.from({ length: count }, (_, i) => i).sort((a, b) => byNameOrder(name(a), name(b)));
+}
+
+/**
+ * Wanted and live items paired by name, in name order: one pass over both lists, which
+ * the builder and the reader give in name order (they are sorted first if not). A large
+ * table has a hundred thousand chains, and maps of them by name would cost more than the
+ * rest of an unchanged diff.
+ */
+function pairByName<P>(dCount: number, dName: (i: number) => string, lCount: number, lName: (j: number) => string, pair: (name: string, di: number, lj: number) => P | null): P[] {
+  return mergeByName(dCount, dName, lCount, lName, pair) ?? mergeByName(dCount, dName, lCount, lName, pair, nameOrder(dCount, dName), nameOrder(lCount, lName))!;
+}
+
+/** The pairs (but those `pair` leaves out); null when a list given without an order is not in name order. */
+function mergeByName<P>(
+  dCount: number,
+  dName: (i: number) => string,
+  lCount: number,
+  lName: (j: number) => string,
+  pair: (name: string, di: number, lj: number) => P | null,
+  ds?: number[],
+  ls?: number[],
+): P[] | null {
+  const out: P[] = [];
+  const add = (p: P | null) => p !== null && out.push(p);
+  let i = 0;
+  let j = 0;
+  let lastD: string | undefined;
+  let lastL: string | undefined;
+  while (i < dCount || j < lCount) {
+    const di = ds ? ds[i] : i;
+    const lj = ls ? ls[j] : j;
+    const dn = i < dCount ? dName(di) : undefined;
+    const ln = j < lCount ? lName(lj) : undefined;
+    if ((!ds && dn !== undefined && lastD !== undefined && !(lastD < dn)) || (!ls && ln !== undefined && lastL !== undefined && !(lastL < ln))) return null;
+    if (dn !== undefined && dn === ln) {
+      add(pair(dn, di, lj));
+      i++;
+      j++;
+      lastD = lastL = dn;
+    } else if (ln === undefined || (dn !== undefined && dn < ln)) {
+      add(pair(dn!, di, -1));
+      i++;
+      lastD = dn;
+    } else {
+      add(pair(ln, -1, lj));
+      j++;
+      lastL = ln;
+    }
+  }
+  return out;
+}
+
+function chainFate(d: ChainContents | undefined, live: boolean, lBase: BaseChainSpec | undefined): ChainFate {
+  if (!d) return 'gone';
+  if (!live) return 'new';
+  if (lBase && !(d.chain.base && sameSpec(lBase, d.chain.base))) return 'recreate-early';
+  if (!lBase && d.chain.base) return 'recreate-late';
+  return 'kept';
+}
+
+function setFate(d: SetContents | undefined, l: LiveSet | undefined): SetFate {
+  if (!d) return 'gone';
+  if (!l) return 'new';
+  if (!sameDefinition(l.set, d.set)) return 'recreate';
+  if (l.set.timeoutSeconds !== d.set.timeoutSeconds) return 'timeout';
+  return 'kept';
+}
 
 class TableDiff {
-  private readonly dChains: Map<string, ChainContents>;
-  private readonly lChains: Map<string, ChainContents>;
-  private readonly dSets: Map<string, SetContents>;
-  private readonly lSets: Map<string, SetContents>;
-  private readonly chainFate = new Map<string, ChainFate>();
-  private readonly setFate = new Map<string, SetFate>();
-  /** Live chains flushed (or deleted) earlier in this transaction. */
-  private readonly emptied = new Set<string>();
-  private readonly refilled = new Set<string>();
+  /**
+   * The chains that may need an operation, in name order: all but those kept as they are
+   * (a regular chain, wanted and live, whose rules print the same), which are most of a
+   * large table. chainPair() makes the pair of such a chain when it is needed after all.
+   */
+  private chains: ChainPair[] = [];
+  private readonly sets: SetPair[];
   private readonly now: Op[] = [];
   private readonly later: Op[] = [];
   private readonly family: Family;
 
   constructor(
-    desired: TableContents,
-    live: TableContents,
+    private readonly desired: TableContents,
+    private readonly live: LiveTableView,
     private readonly ref: TableRef,
     private readonly opts: DiffOptions,
   ) {
     this.family = ref.family;
-    this.dChains = new Map(desired.chains.map((c) => [c.chain.name, c]));
-    this.lChains = new Map(live.chains.map((c) => [c.chain.name, c]));
-    this.dSets = new Map(desired.sets.map((s) => [s.set.name, s]));
-    this.lSets = new Map(live.sets.map((s) => [s.set.name, s]));
+    const dc = desired.chains;
+    this.chains = pairByName(
+      dc.length,
+      (i) => dc[i].chain.name,
+      live.chainCount,
+      (j) => live.chainName(j),
+      (name, di, li): ChainPair | null => {
+        const pair = this.chainPair(name, di < 0 ? undefined : dc[di], li);
+        return pair.fate === 'kept' && pair.same && !pair.lBase && !pair.d!.chain.base ? null : pair;
+      },
+    );
+    const ds = desired.sets;
+    const ls = live.sets;
+    this.sets = pairByName(
+      ds.length,
+      (i) => ds[i].set.name,
+      ls.length,
+      (j) => ls[j].set.name,
+      (name, di, lj): SetPair => {
+        const d = di < 0 ? undefined : ds[di];
+        const l = lj < 0 ? undefined : ls[lj];
+        return { name, d, l, fate: setFate(d, l) };
+      },
+    );
+  }
+
+  private chainPair(name: string, d: ChainContents | undefined, li: number): ChainPair {
+    const lBase = li < 0 ? undefined : this.live.chainBase(li);
+    const fate = chainFate(d, li >= 0, lBase);
+    // Compared here, while the wanted chain is at hand: most of a large table is
+    // unchanged, and visiting it twice costs as much as comparing it.
+    return { name, d, li, lBase, fate, same: fate === 'kept' && this.live.printsAs(li, d!.rules) };
   }
 
   run(): DiffResult {
-    this.classify();
     this.phaseA();
     this.phaseB();
     this.phaseC();
@@ -134,25 +247,6 @@ class TableDiff {
     return { now: this.now, later: this.later };
   }
 
-  private classify(): void {
-    for (const [name, d] of this.dChains) {
-      const l = this.lChains.get(name);
-      let fate: ChainFate = 'kept';
-      if (!l) fate = 'new';
-      else if (l.chain.base && !(d.chain.base && sameSpec(l.chain.base, d.chain.base))) fate = 'recreate-early';
-      else if (!l.chain.base && d.chain.base) fate = 'recreate-late';
-      this.chainFate.set(name, fate);
-    }
-    for (const [name, d] of this.dSets) {
-      const l = this.lSets.get(name);
-      let fate: SetFate = 'kept';
-      if (!l) fate = 'new';
-      else if (definitionKey(l.set) !== definitionKey(d.set)) fate = 'recreate';
-      else if (l.set.timeoutSeconds !== d.set.timeoutSeconds) fate = 'timeout';
-      this.setFate.set(name, fate);
-    }
-  }
-
   private op(o: Op): void {
     this.now.push(o);
   }
@@ -161,49 +255,45 @@ class TableDiff {
     return { verb, t: 'chain', table: this.ref, chain };
   }
 
-  private flush(name: string): void {
-    if (this.emptied.has(name)) return;
-    this.emptied.add(name);
-    if ((this.lChains.get(name)?.rules.length ?? 0) > 0) this.op(this.chainOp('flush', { name }));
-  }
-
-  private sorted<T>(m: Map<string, T>, pred: (name: string) => boolean): string[] {
-    return [...m.keys()].filter(pred).sort(byName);
+  private flush(c: ChainPair): void {
+    if (c.emptied) return;
+    c.emptied = true;
+    if (c.li >= 0 && this.live.ruleCount(c.li) > 0) this.op(this.chainOp('flush', { name: c.name }));
   }
 
   /** New chains and sets; base chains recreated; policies and set timeouts set in place. */
   private phaseA(): void {
-    for (const name of this.sorted(this.dChains, (n) => this.chainFate.get(n) === 'recreate-early')) {
-      this.flush(name);
-      this.op(this.chainOp('delete', { name }));
-      this.op(this.chainOp('add', this.dChains.get(name)!.chain));
+    for (const c of this.chains) {
+      if (c.fate !== 'recreate-early') continue;
+      this.flush(c);
+      this.op(this.chainOp('delete', { name: c.name }));
+      this.op(this.chainOp('add', c.d!.chain));
     }
-    for (const name of this.sorted(this.dChains, (n) => this.chainFate.get(n) === 'new')) {
-      this.op(this.chainOp('add', this.dChains.get(name)!.chain));
-    }
-    for (const name of this.sorted(this.dChains, (n) => this.chainFate.get(n) === 'kept')) {
-      const d = this.dChains.get(name)!.chain;
-      const l = this.lChains.get(name)!.chain;
+    for (const c of this.chains) if (c.fate === 'new') this.op(this.chainOp('add', c.d!.chain));
+    for (const c of this.chains) {
+      if (c.fate !== 'kept') continue;
+      const d = c.d!.chain;
+      const l = c.lBase;
       // `add chain` with the same hook, type and priority changes the policy in place.
-      if (d.base && l.base && policyOf(d.base) !== policyOf(l.base)) {
+      if (d.base && l && policyOf(d.base) !== policyOf(l)) {
         this.op(this.chainOp('add', { ...d, base: { ...d.base, policy: policyOf(d.base) } }));
       }
     }
-    for (const name of this.sorted(this.dSets, (n) => this.setFate.get(n) === 'new' || this.setFate.get(n) === 'timeout')) {
+    for (const s of this.sets) {
       // For a changed timeout, `add set` updates it in place and keeps the members.
-      this.op({ verb: 'add', t: 'set', table: this.ref, set: this.dSets.get(name)!.set });
+      if (s.fate === 'new' || s.fate === 'timeout') this.op({ verb: 'add', t: 'set', table: this.ref, set: s.d!.set });
     }
   }
 
   /** Which live chains refer to each set, by `@set` or `update @set`. */
   private liveSetReferrers(): Map<string, Set<string>> {
     const refs = new Map<string, Set<string>>();
-    for (const [name, c] of this.lChains) {
-      for (const r of c.rules) {
-        const sets = [...r.stmts.flatMap((s) => stmtReferences(s).sets), ...(r.foreign?.setRefs ?? [])];
+    for (let li = 0; li < this.live.chainCount; li++) {
+      for (const r of this.live.rules(li)) {
+        const sets = r.foreign ? r.foreign.setRefs : ruleStatements(r).flatMap((s) => stmtReferences(s).sets);
         for (const set of sets) {
           if (!refs.has(set)) refs.set(set, new Set());
-          refs.get(set)!.add(name);
+          refs.get(set)!.add(this.live.chainName(li));
         }
       }
     }
@@ -212,19 +302,29 @@ class TableDiff {
 
   /** Sets whose definition changed: referrers flushed, set deleted and created again. */
   private phaseB(): void {
-    const recreate = this.sorted(this.dSets, (n) => this.setFate.get(n) === 'recreate');
+    const recreate = this.sets.filter((s) => s.fate === 'recreate');
     if (recreate.length === 0) return;
     const referrers = this.liveSetReferrers();
-    for (const name of recreate) {
-      for (const chain of [...(referrers.get(name) ?? [])].sort(byName)) {
-        this.flush(chain);
-        if (this.chainFate.get(chain) === 'kept') this.refilled.add(chain);
+    // The pairs of every chain now: a referrer may be a chain left out as unchanged.
+    const byName = new Map(this.chains.map((c) => [c.name, c]));
+    const wanted = new Map(this.desired.chains.map((c) => [c.chain.name, c]));
+    const liveIndex = new Map(Array.from({ length: this.live.chainCount }, (_, li) => [this.live.chainName(li), li]));
+    const pairOf = (name: string): ChainPair => {
+      let c = byName.get(name);
+      if (!c) byName.set(name, (c = this.chainPair(name, wanted.get(name), liveIndex.get(name)!)));
+      return c;
+    };
+    for (const s of recreate) {
+      for (const name of [...(referrers.get(s.name) ?? [])].sort(byNameOrder)) {
+        const c = pairOf(name);
+        this.flush(c);
+        if (c.fate === 'kept') c.refilled = true;
       }
     }
-    for (const name of recreate) {
-      const set = this.dSets.get(name)!.set;
-      this.op({ verb: 'delete', t: 'set', table: this.ref, set: this.lSets.get(name)!.set });
-      this.op({ verb: 'add', t: 'set', table: this.ref, set });
+    this.chains = [...byName.values()].sort((a, b) => byNameOrder(a.name, b.name));
+    for (const s of recreate) {
+      this.op({ verb: 'delete', t: 'set', table: this.ref, set: s.l!.set });
+      this.op({ verb: 'add', t: 'set', table: this.ref, set: s.d!.set });
     }
   }
 
@@ -232,25 +332,43 @@ class TableDiff {
     return { verb, t: 'element', table: this.ref, set, element };
   }
 
+  /** keyString of each wanted element. */
+  private wantedKeys(s: SetPair): string[] {
+    return (s.keys ??= s.d!.elements.map((e) => keyString(e.key)));
+  }
+
   /** Elements added; a changed value or comment is deleted and added again. */
   private phaseC(): void {
-    for (const name of [...this.dSets.keys()].sort(byName)) {
-      const d = this.dSets.get(name)!;
-      const fate = this.setFate.get(name)!;
-      if (fate === 'new' || fate === 'recreate') {
+    for (const s of this.sets) {
+      if (!s.d) continue;
+      const d = s.d;
+      if (s.fate === 'new' || s.fate === 'recreate') {
         for (const e of d.elements) this.op(this.elementOp('add', d.set, e));
         continue;
       }
       if (hasTimeouts(d.set)) continue; // dynamic members: not ours to compare
-      const live = new Map(this.lSets.get(name)!.elements.map((e) => [keyString(e.key), e]));
-      for (const e of d.elements) {
-        const l = live.get(keyString(e.key));
-        if (l && elementValueKey(l) === elementValueKey(e)) continue;
+      const l = s.l!;
+      const keys = this.wantedKeys(s);
+      if (sameList(keys, l.keys)) {
+        // The same keys in the same order (both sorted alike): the values are compared in place.
+        s.sameKeys = true;
+        d.elements.forEach((e, i) => {
+          if (l.valueKey(i) === elementValueKey(e)) return;
+          this.op(this.elementOp('delete', d.set, l.element(i)));
+          this.op(this.elementOp('add', d.set, e));
+        });
+        continue;
+      }
+      const live = new Map<string, number>();
+      l.keys.forEach((k, i) => live.set(k, i));
+      d.elements.forEach((e, i) => {
+        const at = live.get(keys[i]);
+        if (at !== undefined && l.valueKey(at) === elementValueKey(e)) return;
         // nft refuses `add element` of an existing key with another value ("File exists")
         // and ignores a new comment: the old element goes first.
-        if (l) this.op(this.elementOp('delete', d.set, l));
+        if (at !== undefined) this.op(this.elementOp('delete', d.set, l.element(at)));
         this.op(this.elementOp('add', d.set, e));
-      }
+      });
     }
   }
 
@@ -264,15 +382,10 @@ class TableDiff {
 
   /** Rules of new and changed chains. */
   private phaseD(): void {
-    for (const name of [...this.dChains.keys()].sort(byName)) {
-      const d = this.dChains.get(name)!;
-      const fate = this.chainFate.get(name)!;
-      if (fate === 'recreate-late') continue;
-      if (fate !== 'kept' || this.refilled.has(name)) {
-        this.addRules(d.rules);
-        continue;
-      }
-      this.rewriteChain(d, this.lChains.get(name)!);
+    for (const c of this.chains) {
+      if (!c.d || c.fate === 'recreate-late') continue;
+      if (c.fate !== 'kept' || c.refilled) this.addRules(c.d.rules);
+      else this.rewriteChain(c);
     }
   }
 
@@ -281,67 +394,64 @@ class TableDiff {
    * rules by handle and append the missing ones, whichever takes fewer lines. Rules are
    * only appended, never inserted at a position (1.5 s per insert on a 10k-Service table).
    */
-  private rewriteChain(d: ChainContents, l: ChainContents): void {
-    if (samePrintedRules(d.rules, l.rules)) return;
+  private rewriteChain(c: ChainPair): void {
+    if (c.same) return;
+    const d = c.d!;
+    const live = this.live.rules(c.li);
     const want = this.ruleKeys(d.rules);
-    const have = this.ruleKeys(l.rules);
+    const have = this.ruleKeys(live);
     if (want.length === have.length && want.every((k, i) => k === have[i])) return;
     // The longest prefix of the wanted rules that the live rules hold in order: those stay.
     const stale: Rule[] = [];
     let kept = 0;
     have.forEach((k, i) => {
       if (kept < want.length && k === want[kept]) kept++;
-      else stale.push(l.rules[i]);
+      else stale.push(live[i]);
     });
     const perRule = stale.length + (want.length - kept);
     if (perRule < 1 + want.length) {
       for (const r of stale) this.op({ verb: 'delete', t: 'rule', table: this.ref, rule: r as Rule & { handle: number } });
       this.addRules(d.rules.slice(kept));
     } else {
-      this.flush(d.chain.name);
+      this.flush(c);
       this.addRules(d.rules);
     }
   }
 
   /** Elements whose keys are no longer wanted. */
   private phaseE(): void {
-    for (const name of [...this.dSets.keys()].sort(byName)) {
-      const d = this.dSets.get(name)!;
-      if (this.setFate.get(name) !== 'kept' && this.setFate.get(name) !== 'timeout') continue;
-      if (hasTimeouts(d.set)) continue;
-      const wanted = new Set(d.elements.map((e) => keyString(e.key)));
-      for (const e of this.lSets.get(name)!.elements) {
-        if (!wanted.has(keyString(e.key))) this.op(this.elementOp('delete', d.set, e));
-      }
+    for (const s of this.sets) {
+      if (s.fate !== 'kept' && s.fate !== 'timeout') continue;
+      const d = s.d!;
+      if (hasTimeouts(d.set) || s.sameKeys) continue;
+      const wanted = new Set(this.wantedKeys(s));
+      const l = s.l!;
+      l.keys.forEach((k, i) => {
+        if (!wanted.has(k)) this.op(this.elementOp('delete', d.set, l.element(i)));
+      });
     }
-  }
-
-  private doomedChains(): string[] {
-    return this.sorted(this.lChains, (n) => !this.dChains.has(n) || this.chainFate.get(n) === 'recreate-late');
   }
 
   /** Chains no longer wanted: every one flushed first, then deleted in any order. */
   private phaseF(): void {
-    const doomed = this.doomedChains();
-    for (const name of doomed) this.flush(name);
+    const doomed = this.chains.filter((c) => c.li >= 0 && (c.fate === 'gone' || c.fate === 'recreate-late'));
+    for (const c of doomed) this.flush(c);
     const target = this.opts.twoPhase ? this.later : this.now;
-    for (const name of doomed) target.push(this.chainOp('delete', { name }));
+    for (const c of doomed) target.push(this.chainOp('delete', { name: c.name }));
   }
 
   /** Sets no longer wanted; the chains that referred to them are flushed by now. */
   private phaseG(): void {
-    for (const name of this.sorted(this.lSets, (n) => !this.dSets.has(n))) {
-      this.op({ verb: 'delete', t: 'set', table: this.ref, set: this.lSets.get(name)!.set });
-    }
+    for (const s of this.sets) if (s.fate === 'gone') this.op({ verb: 'delete', t: 'set', table: this.ref, set: s.l!.set });
   }
 
   /** Regular chains turned into base chains, once the old ones are deleted. */
   private phaseH(): void {
     const target = this.opts.twoPhase ? this.later : this.now;
-    for (const name of this.sorted(this.dChains, (n) => this.chainFate.get(n) === 'recreate-late')) {
-      const d = this.dChains.get(name)!;
-      target.push(this.chainOp('add', d.chain));
-      for (const rule of d.rules) target.push({ verb: 'add', t: 'rule', table: this.ref, rule });
+    for (const c of this.chains) {
+      if (c.fate !== 'recreate-late') continue;
+      target.push(this.chainOp('add', c.d!.chain));
+      for (const rule of c.d!.rules) target.push({ verb: 'add', t: 'rule', table: this.ref, rule });
     }
   }
 }

@@ -6,7 +6,7 @@
 // a listing with any problem is read again by the splitter, which knows them.
 
 /** The `{"nftables": [` before the items and the `]}` after them; null when not that shape. */
-function itemsRange(text: string): { start: number; end: number } | null {
+export function itemsRange(text: string): { start: number; end: number } | null {
   const open = /^\s*\{\s*"nftables"\s*:\s*\[\s*/.exec(text.slice(0, 200));
   const close = /\s*\]\s*\}\s*$/.exec(text.slice(Math.max(0, text.length - 200)));
   if (!open || !close) return null;

@@ -12,6 +12,7 @@ import { rememberRuleKey } from './canonical.js';
 import { itemBatches } from './json-batches.js';
 import { OuterShapeError, splitItems, type ItemText } from './json-items.js';
 import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json-read.js';
+import type { ElementLines } from './listing-elements.js';
 import type { Json } from './json.js';
 import type { Chain, NftSet, Rule } from './objects.js';
 import { compareKeys, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
@@ -24,7 +25,22 @@ export interface LiveFilter {
 /** Live tables carry each rule's handle. */
 export type LiveTable = TableContents;
 
+/**
+ * Where the rules of our tables go as they are read: by default into their chain's list;
+ * a compact reader (live-compact.ts) keeps them in its own form instead, and takes the
+ * elements of sets read straight from their text too.
+ */
+export interface RuleSink {
+  /** A rule of `chain` read from its parsed JSON: statements, or a foreign rule. */
+  rule(family: Family, chain: ChainContents, rule: Rule): void;
+  /** A rule of `chain` read straight from its text (live-scan.ts), as ruleBodyText prints it. */
+  textRule(family: Family, chain: ChainContents, handle: number, comment: string | undefined, text: string): void;
+  /** The elements of a set, read straight from their text (listing-elements.ts). */
+  elementLines(family: Family, set: string, lines: ElementLines): void;
+}
+
 const MAX_DIAGNOSTICS = 50;
+const NO_RULES: Rule[] = Object.freeze([]) as unknown as Rule[];
 // Kinds of objects nft lists inside a table that kproxc never creates.
 const KNOWN_OTHER_KINDS = ['flowtable', 'counter', 'quota', 'ct helper', 'limit', 'ct timeout', 'ct expectation', 'secmark', 'synproxy', 'element'];
 
@@ -34,6 +50,8 @@ class TableReader {
   readonly sets = new Map<string, SetContents>();
   /** Chains already reported as unreadable: their rules are not reported again. */
   readonly refused = new Set<string>();
+  /** The chain of the last rule taken from its text. */
+  lastRuleChain?: ChainContents;
 
   constructor(readonly family: Family, readonly name: string) {}
 
@@ -57,16 +75,20 @@ interface Located {
 export class LiveReader {
   private readonly tables = new Map<Family, TableReader>();
   readonly diagnostics: Diagnostic[] = [];
+  /** The families of our tables that a problem was found in; 'any' for one outside them. */
+  readonly problemsIn = new Set<Family | 'any'>();
   private omitted = 0;
 
   constructor(
     private readonly file: string,
     private readonly filter: LiveFilter,
+    private readonly sink?: RuleSink,
   ) {
     for (const f of filter.families) this.tables.set(f, new TableReader(f, filter.tableName));
   }
 
-  private report(item: ItemText, where: Located, message: string, field?: string): void {
+  private report(item: ItemText, where: Located, message: string, field?: string, family?: Family): void {
+    this.problemsIn.add(family ?? 'any');
     if (this.diagnostics.length >= MAX_DIAGNOSTICS) {
       this.omitted++;
       return;
@@ -123,7 +145,7 @@ export class LiveReader {
       const name = kind === 'rule' ? body.chain : body.name;
       const object = typeof name === 'string' ? name : undefined;
       const handle = kind === 'rule' && typeof body.handle === 'number' ? `rule handle ${body.handle}: ` : '';
-      this.report(item, { kind, object }, `${handle}${e.message}; kproxc cannot diff a table holding this (replace it with \`kproxc compile\`)`, e.field);
+      this.report(item, { kind, object }, `${handle}${e.message}; kproxc cannot diff a table holding this (replace it with \`kproxc compile\`)`, e.field, t.family);
     }
   }
 
@@ -155,7 +177,31 @@ export class LiveReader {
 
   private addChain(t: TableReader, chain: Chain): void {
     if (t.chains.has(chain.name)) throw new Unreadable('chain listed twice');
-    t.chains.set(chain.name, { chain, rules: [] });
+    // With a sink the rules go there: the chains of a large table share one empty list.
+    t.chains.set(chain.name, { chain, rules: this.sink ? NO_RULES : [] });
+  }
+
+  /**
+   * A chain with nothing but its family, table, name and handle (live-scan.ts read it from
+   * its text): taken as the object JSON.parse would give would be. False when it is ours
+   * but cannot simply be taken (its table not listed yet, or listed twice): the caller
+   * then hands over the object, and the problem is reported as usual.
+   */
+  takePlainChain(family: string, table: string, name: string): boolean {
+    const t = table === this.filter.tableName ? this.tables.get(family as Family) : undefined;
+    if (!t) return true; // not ours: never read
+    if (!t.present || t.chains.has(name)) return false;
+    this.addChain(t, { name });
+    return true;
+  }
+
+  /**
+   * The elements of a set whose item (without them) was just handed over, read straight
+   * from their text by live-scan.ts. A set that is not ours, or not read, ignores them.
+   */
+  takeElementLines(family: string, table: string, set: string, lines: ElementLines): void {
+    const t = table === this.filter.tableName ? this.tables.get(family as Family) : undefined;
+    if (t?.sets.has(set)) this.sink?.elementLines(t.family, set, lines);
   }
 
   private addSet(t: TableReader, kind: 'set' | 'map', body: { [k: string]: Json }): void {
@@ -195,7 +241,24 @@ export class LiveReader {
       rule = { chain: chainName, stmts: [], handle: body.handle, foreign: { setRefs: setNamesIn(body.expr) } };
       rememberRuleKey(rule, `foreign rule ${body.handle}`);
     }
-    c.rules.push(rule);
+    if (this.sink) this.sink.rule(t.family, c, rule);
+    else c.rules.push(rule);
+  }
+
+  /**
+   * A rule of our table (its family given) read straight from its text by live-scan.ts; false (nothing
+   * taken) when it is not simply a rule of a chain listed before it: such an item is then
+   * read as JSON, which reports what is wrong with it.
+   */
+  takeTextRule(family: Family, chain: string, handle: number, comment: string | undefined, text: string): boolean {
+    const t = this.tables.get(family);
+    if (!t || !t.present || !this.sink) return false;
+    // A chain's rules come one after another: most rules are of the chain before.
+    const c = chain === t.lastRuleChain?.chain.name ? t.lastRuleChain : t.chains.get(chain);
+    if (!c) return false;
+    t.lastRuleChain = c;
+    this.sink.textRule(t.family, c, handle, comment, text);
+    return true;
   }
 
   /** The tables we own that the listing holds; throws UserInputError with every problem. */
@@ -205,6 +268,11 @@ export class LiveReader {
       this.diagnostics.push({ ...last, kind: undefined, object: undefined, field: undefined, message: `and ${this.omitted} more problems` });
     }
     if (this.diagnostics.length) throw new UserInputError(this.diagnostics);
+    return this.tablesRead();
+  }
+
+  /** The tables we own that the listing holds, problems or not: see problemsIn. */
+  tablesRead(): LiveTable[] {
     return [...this.tables.values()].filter((t) => t.present).map((t) => t.finish());
   }
 }

@@ -1,0 +1,82 @@
+// Reading a live listing compactly (live-scan.ts, live-compact.ts), on a second thread when
+// the listing is large: `diff` compiles the snapshot on the main thread meanwhile, and the
+// compact tables come back as a few strings and typed arrays, cheap to hand over.
+import * as fs from 'node:fs';
+import { isAscii } from 'node:buffer';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Family } from './expr.js';
+import { readCompact, type CompactRead, type CompactTable } from './live-compact.js';
+import { scanListing } from './live-scan.js';
+
+// Our tables are ip and ip6 ones; which of them the snapshot needs is known only once it
+// is compiled, so both are read and the caller keeps what it needs.
+const BOTH: Family[] = ['ip', 'ip6'];
+// A listing up to this many bytes is read whole (live.ts reads a larger one in chunks).
+const WHOLE_BYTES = 256 * 2 ** 20;
+// A listing this large is read on a second thread; a smaller one is read sooner than a
+// thread starts.
+const WORKER_BYTES = 8 * 2 ** 20;
+
+const NOT_READ: CompactRead = { tables: [], problemsIn: [], readable: false };
+
+/** A listing's text read compactly; not readable when it must be read the long way. */
+export function readCompactText(text: string, tableName: string, ascii = !/[^\x00-\x7f]/.test(text)): CompactRead {
+  return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH }, ascii);
+}
+
+/** A listing file read compactly; not readable when it is too large for one string. */
+export function readCompactFile(file: string, tableName: string): CompactRead {
+  const bytes = fs.readFileSync(file);
+  if (bytes.length > WHOLE_BYTES) return NOT_READ;
+  // ASCII (what nft prints, unless a comment says otherwise) is the same text as Latin-1,
+  // which becomes a string faster than UTF-8 does.
+  const ascii = isAscii(bytes);
+  return readCompactText(bytes.toString(ascii ? 'latin1' : 'utf8'), tableName, ascii);
+}
+
+/** Transferable buffers of the tables: moved to the receiving thread, not copied. */
+export function transferables(tables: CompactTable[]): ArrayBuffer[] {
+  return tables.flatMap((t) => [t.ruleFirst, t.ruleCount, t.handles, t.textEnd, t.commentEnd, t.hasComment, t.elementCounts].map((a) => a.buffer as ArrayBuffer));
+}
+
+/** A read that may still be running on another thread. */
+export interface PendingRead {
+  result(): Promise<CompactRead>;
+  /** Stops a read whose result is no longer wanted. */
+  cancel(): void;
+}
+
+const WORKER_URL = new URL('./live-worker.js', import.meta.url);
+
+/**
+ * Starts reading a listing file compactly: on a worker thread when it is large (and the
+ * worker's module is there: not when running from the TypeScript sources), else at once
+ * on this thread. Any failure (a file that cannot be read, a crashed thread) gives a
+ * result that is not readable, and the caller reads the file the long way, which reports
+ * the problem properly.
+ */
+export function startCompactRead(file: string, tableName: string, workerBytes = WORKER_BYTES): PendingRead {
+  let size = -1;
+  try {
+    size = fs.statSync(file).size;
+  } catch {
+    // reported by the long way
+  }
+  if (size < workerBytes || !fs.existsSync(fileURLToPath(WORKER_URL))) {
+    let result: CompactRead;
+    try {
+      result = size < 0 ? NOT_READ : readCompactFile(file, tableName);
+    } catch {
+      result = NOT_READ;
+    }
+    return { result: () => Promise.resolve(result), cancel: () => {} };
+  }
+  const worker = new Worker(WORKER_URL, { workerData: { file, tableName } });
+  const done = new Promise<CompactRead>((resolve) => {
+    worker.once('message', (m: CompactRead | null) => resolve(m ?? NOT_READ));
+    worker.once('error', () => resolve(NOT_READ));
+    worker.once('exit', () => resolve(NOT_READ));
+  });
+  return { result: () => done, cancel: () => void worker.terminate() };
+}

@@ -1,0 +1,12 @@
+// The worker thread of live-read.ts: reads one listing file compactly and posts the
+// result (null when it could not read the file at all).
+import { parentPort, workerData } from 'node:worker_threads';
+import { readCompactFile, transferables } from './live-read.js';
+
+const { file, tableName } = workerData as { file: string; tableName: string };
+try {
+  const result = readCompactFile(file, tableName);
+  parentPort!.postMessage(result, transferables(result.tables));
+} catch {
+  parentPort!.postMessage(null);
+}

@@ -1,0 +1,108 @@
+// Random statements of every kind kproxc writes (src/nft/expr.ts), for property tests of
+// the readers that must agree with the printers (text.ts, json.ts).
+import fc from 'fast-check';
+import { parseCIDR, type IP } from '../../src/net/ip.js';
+import type { Expr, Stmt, Value, Verdict } from '../../src/nft/expr.js';
+
+export const nameArb = fc.stringMatching(/^[A-Za-z_.][A-Za-z0-9_./-]{0,30}$/);
+
+const ipv4Arb: fc.Arbitrary<IP> = fc.uint8Array({ minLength: 4, maxLength: 4 }).map((bytes) => ({ family: 4, bytes }));
+// Mostly zeros, so that compressed spellings (::) come up.
+const ipv6Arb: fc.Arbitrary<IP> = fc
+  .array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 255 })), { minLength: 16, maxLength: 16 })
+  .map((b) => ({ family: 6, bytes: Uint8Array.from(b) }));
+
+const prefixArb = (ip: fc.Arbitrary<IP>, bits: number): fc.Arbitrary<Value> =>
+  fc.tuple(ip, fc.integer({ min: 0, max: bits })).map(([addr, len]) => {
+    const text = addr.family === 4 ? [...addr.bytes].join('.') : [...Array(8).keys()].map((i) => ((addr.bytes[2 * i] << 8) | addr.bytes[2 * i + 1]).toString(16)).join(':');
+    return { t: 'prefix', cidr: parseCIDR(`${text}/${len}`)!.cidr };
+  });
+
+const addressValueArb = (v6: boolean): fc.Arbitrary<Value> => {
+  const ip = v6 ? ipv6Arb : ipv4Arb;
+  const item: fc.Arbitrary<Value> = fc.oneof(
+    ip.map((a): Value => ({ t: 'ip', ip: a })),
+    prefixArb(ip, v6 ? 128 : 32),
+  );
+  return fc.oneof(item, fc.array(item, { minLength: 1, maxLength: 4 }).map((items): Value => ({ t: 'anonset', items })));
+};
+
+const leafExprArb: fc.Arbitrary<Expr> = fc.oneof(
+  fc.record({
+    t: fc.constant('payload' as const),
+    proto: fc.constantFrom('ip', 'ip6', 'th', 'tcp', 'udp', 'sctp') as fc.Arbitrary<'ip'>,
+    field: fc.constantFrom('saddr', 'daddr', 'dport') as fc.Arbitrary<'saddr'>,
+  }),
+  fc.record({ t: fc.constant('meta' as const), key: fc.constantFrom('l4proto', 'mark', 'iifname') as fc.Arbitrary<'mark'> }),
+  fc.constant<Expr>({ t: 'ct', key: 'state' }),
+  fc.record({ t: fc.constant('fib' as const), flag: fc.constantFrom('saddr', 'daddr') as fc.Arbitrary<'saddr'>, result: fc.constant('type' as const) }),
+  fc.integer({ min: 1, max: 64 }).map((mod): Expr => ({ t: 'numgen', mod })),
+);
+
+const exprArb: fc.Arbitrary<Expr> = fc.oneof(
+  { weight: 4, arbitrary: leafExprArb },
+  { weight: 1, arbitrary: fc.array(leafExprArb, { minLength: 2, maxLength: 3 }).map((parts): Expr => ({ t: 'concat', parts })) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xffffffff }).map((mask): Expr => ({ t: 'and', left: { t: 'meta', key: 'mark' }, mask })) },
+);
+
+const verdictArb: fc.Arbitrary<Verdict> = fc.oneof(
+  fc.tuple(fc.constantFrom('jump', 'goto') as fc.Arbitrary<'jump'>, nameArb).map(([kind, target]): Verdict => ({ kind, target })),
+  fc.constantFrom('drop', 'accept', 'return').map((kind) => ({ kind }) as Verdict),
+);
+
+/** A right-hand side that fits the left, as kproxc writes one (and json-read.ts reads one). */
+function valueFor(left: Expr): fc.Arbitrary<Value> {
+  const ref = nameArb.map((name): Value => ({ t: 'setref', name }));
+  switch (left.t) {
+    case 'ct':
+      return fc.oneof(fc.constant<Value>({ t: 'sym', s: 'new' }), ref);
+    case 'fib':
+      return fc.oneof(fc.constant<Value>({ t: 'sym', s: 'local' }), ref);
+    case 'meta':
+      if (left.key === 'l4proto') return fc.oneof(fc.constantFrom('tcp', 'udp', 'sctp').map((s): Value => ({ t: 'sym', s: s as 'tcp' })), ref);
+      if (left.key === 'iifname') return fc.oneof(fc.stringMatching(/^[a-z0-9]{1,8}\*?$/).map((s): Value => ({ t: 'str', s })), ref);
+      return ref;
+    case 'payload':
+      if (left.field === 'dport') return fc.oneof(fc.integer({ min: 0, max: 65535 }).map((n): Value => ({ t: 'num', n })), ref);
+      if (left.proto === 'ip' || left.proto === 'ip6') return fc.oneof(addressValueArb(left.proto === 'ip6'), ref);
+      return ref;
+    case 'and':
+      return fc.integer({ min: 0, max: 0xffffffff }).map((n): Value => ({ t: 'num', n }));
+    default:
+      return ref;
+  }
+}
+
+const matchArb: fc.Arbitrary<Stmt> = exprArb.chain((left) =>
+  fc.tuple(fc.constantFrom('==', '!=') as fc.Arbitrary<'=='>, valueFor(left)).map(([op, right]): Stmt => ({ t: 'match', left, op, right })),
+);
+
+export const stmtArb: fc.Arbitrary<Stmt> = fc.oneof(
+  { weight: 5, arbitrary: matchArb },
+  { weight: 3, arbitrary: verdictArb.map((v): Stmt => ({ t: 'verdict', v })) },
+  { weight: 1, arbitrary: fc.tuple(exprArb, nameArb).map(([key, map]): Stmt => ({ t: 'vmap', key, map })) },
+  {
+    weight: 1,
+    arbitrary: fc.array(verdictArb, { minLength: 1, maxLength: 5 }).chain((targets) =>
+      fc.integer({ min: 1, max: 64 }).map((mod): Stmt => ({ t: 'numgen-vmap', mod, targets })),
+    ),
+  },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('or', 'xor') as fc.Arbitrary<'or'>, fc.integer({ min: 0, max: 0xffffffff })).map(([op, value]): Stmt => ({ t: 'mark-set', op, value })) },
+  { weight: 1, arbitrary: fc.boolean().map((fullyRandom): Stmt => ({ t: 'masquerade', fullyRandom })) },
+  { weight: 2, arbitrary: fc.tuple(fc.oneof(ipv4Arb, ipv6Arb), fc.integer({ min: 0, max: 65535 })).map(([ip, port]): Stmt => ({ t: 'dnat', ip, port })) },
+  { weight: 1, arbitrary: fc.tuple(nameArb, exprArb).map(([set, key]): Stmt => ({ t: 'update', set, key })) },
+  { weight: 1, arbitrary: fc.constant<Stmt>({ t: 'reject' }) },
+);
+
+export const stmtsArb = fc.array(stmtArb, { minLength: 1, maxLength: 4 });
+
+/** JSON as nft prints it: `{"key": value, "key": [a, b]}`. */
+export function nftSpaced(j: unknown): string {
+  if (Array.isArray(j)) return `[${j.map(nftSpaced).join(', ')}]`;
+  if (j !== null && typeof j === 'object') {
+    return `{${Object.entries(j)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${nftSpaced(v)}`)
+      .join(', ')}}`;
+  }
+  return JSON.stringify(j);
+}

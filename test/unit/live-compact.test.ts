@@ -1,0 +1,115 @@
+// The compact live read (live-scan.ts, live-compact.ts, live-read.ts) against the long way
+// (live.ts readLive): the same rules, sets and elements, and the same diff, on every
+// captured listing; problems leave the listing to the long way.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compileTables, loadModel } from '../../src/compile.js';
+import { diffLive, diffTables } from '../../src/nft/diff.js';
+import type { Family } from '../../src/nft/expr.js';
+import { readLive } from '../../src/nft/live.js';
+import { compactView, type CompactRead } from '../../src/nft/live-compact.js';
+import { readCompactText } from '../../src/nft/live-read.js';
+import { contentsView, ruleText, type LiveTableView } from '../../src/nft/live-view.js';
+import { transactionText } from '../../src/nft/text.js';
+import { listDiffCases } from '../helpers/diff-cases.js';
+import { ROOT } from '../helpers/kproxc.js';
+import { parseArgsToOptions } from '../helpers/options.js';
+
+const BOTH: Family[] = ['ip', 'ip6'];
+
+/** What a view holds, as plain data: chains with their rules, sets with their elements. */
+function contents(v: LiveTableView) {
+  const chains = Array.from({ length: v.chainCount }, (_, i) => ({
+    name: v.chainName(i),
+    base: v.chainBase(i),
+    rules: v.rules(i).map((r) => ({ handle: r.handle, comment: r.comment, text: r.foreign ? null : ruleText(r), foreign: r.foreign })),
+  }));
+  const sets = v.sets.map((s) => ({ set: s.set, elements: s.keys.map((k, i) => ({ k, v: s.valueKey(i), e: s.element(i) })) }));
+  return { table: v.table, chains, sets };
+}
+
+function compiled(file: string, args: string[], form: 'text' | 'statements') {
+  const model = loadModel([{ name: file, text: fs.readFileSync(file, 'utf8') }], parseArgsToOptions(args));
+  return compileTables(model, 'kube-proxy', [], form);
+}
+
+describe('the compact live read', () => {
+  for (const c of listDiffCases()) {
+    it(`${c.name}: reads as the long way reads, and diffs the same`, () => {
+      const text = fs.readFileSync(c.liveFile, 'utf8');
+      const read = readCompactText(text, 'kube-proxy');
+      expect(read).toMatchObject({ readable: true, problemsIn: [] });
+      const long = readLive([text], 'live.json', { tableName: 'kube-proxy', families: BOTH });
+      expect(read.tables.map((t) => contents(compactView(t)))).toEqual(long.map((t) => contents(contentsView(t))));
+
+      for (const form of ['text', 'statements'] as const) {
+        const desired = compiled(c.file, c.args, form);
+        const families = desired.map((t) => t.table.family);
+        const views = read.tables.filter((t) => families.includes(t.table.family)).map(compactView);
+        const want = diffTables(desired, readLive([text], 'live.json', { tableName: 'kube-proxy', families }));
+        const got = diffLive(desired, views);
+        expect(transactionText(got.now)).toBe(transactionText(want.now));
+        expect(transactionText(got.later)).toBe(transactionText(want.later));
+      }
+    });
+  }
+
+  const unchanged = () => JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures/diff/unchanged.live.json'), 'utf8')) as { nftables: Record<string, Record<string, unknown>>[] };
+  const ours = (x: Record<string, Record<string, unknown>>, kind: string) => x[kind] && x[kind].family === 'ip' && x[kind].table === 'kube-proxy';
+
+  it('a problem in our table is left to the long way, which reports it', () => {
+    const doc = unchanged();
+    doc.nftables.push({ counter: { family: 'ip', table: 'kube-proxy', name: 'hits', handle: 999, packets: 0, bytes: 0 } });
+    expect(readCompactText(nftLike(doc), 'kube-proxy')).toMatchObject({ readable: true, problemsIn: ['ip'], tables: [] });
+  });
+
+  it('a problem in the other family is only noted: the caller decides whether it matters', () => {
+    const doc = unchanged();
+    doc.nftables.push({ table: { family: 'ip6', name: 'kube-proxy', handle: 90 } });
+    doc.nftables.push({ flowtable: { family: 'ip6', table: 'kube-proxy', name: 'ft', handle: 91 } });
+    const read = readCompactText(nftLike(doc), 'kube-proxy');
+    expect(read.problemsIn).toEqual(['ip6']);
+    expect(read.tables.map((t) => t.table)).toEqual([{ family: 'ip', name: 'kube-proxy' }]);
+  });
+
+  it('rules read the long way (drift kproxc does not write) keep what the diff needs', () => {
+    const doc = unchanged();
+    const rule = doc.nftables.find((x) => ours(x, 'rule') && x.rule.chain === 'cluster-ips-check')!.rule;
+    (rule.expr as unknown[]).splice(1, 0, { counter: { packets: 0, bytes: 0 } });
+    const read = readCompactText(nftLike(doc), 'kube-proxy');
+    const v = compactView(read.tables[0]);
+    const i = Array.from({ length: v.chainCount }, (_, k) => v.chainName(k)).indexOf('cluster-ips-check');
+    expect(v.rules(i)[0].foreign).toEqual({ setRefs: ['cluster-ips'] });
+    expect(v.rules(i)[1].text).toBeDefined();
+  });
+
+  it('a listing spaced otherwise is parsed whole, with the same result; text that is not JSON is not read', () => {
+    const pretty = JSON.stringify(unchanged(), null, 2);
+    const read = readCompactText(pretty, 'kube-proxy');
+    const long = readLive([pretty], 'live.json', { tableName: 'kube-proxy', families: BOTH });
+    expect(read.tables.map((t) => contents(compactView(t)))).toEqual(long.map((t) => contents(contentsView(t))));
+    expect(readCompactText('table ip kube-proxy {\n}', 'kube-proxy').readable).toBe(false);
+    expect(readCompactText('{"nftables": [{"table": {"family": "ip", "name": tru}}]}', 'kube-proxy').readable).toBe(false);
+  });
+
+  it('on a worker thread, the same as on this one (needs the build)', async () => {
+    const built = path.join(ROOT, 'dist/nft/live-read.js');
+    const { startCompactRead } = (await import(built)) as { startCompactRead: (f: string, t: string, w: number) => { result(): Promise<CompactRead> } };
+    const file = path.join(ROOT, 'fixtures/diff/drift-repaired.live.json');
+    const viaWorker = await startCompactRead(file, 'kube-proxy', 0).result();
+    const here = readCompactText(fs.readFileSync(file, 'utf8'), 'kube-proxy');
+    expect(viaWorker.readable).toBe(true);
+    expect(viaWorker.tables.map((t) => contents(compactView(t)))).toEqual(here.tables.map((t) => contents(compactView(t))));
+  });
+});
+
+/** JSON spaced as nft prints it (the compact read cuts items where nft starts them). */
+function nftLike(doc: unknown): string {
+  const spaced = (j: unknown): string => {
+    if (Array.isArray(j)) return `[${j.map(spaced).join(', ')}]`;
+    if (j !== null && typeof j === 'object') return `{${Object.entries(j).map(([k, v]) => `${JSON.stringify(k)}: ${spaced(v)}`).join(', ')}}`;
+    return JSON.stringify(j);
+  };
+  return spaced(doc) + '\n';
+}
