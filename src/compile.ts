@@ -11,7 +11,7 @@ import { compileFamilyTable, compileFamilyTableText } from './backends/nftables/
 import { fullReplace } from './nft/transaction.js';
 import { fullReplaceBytes, type ChunkWriter } from './nft/text-writer.js';
 import { transactionJson } from './nft/json.js';
-import type { TableContents } from './nft/ruleset.js';
+import type { RuleForm, TableContents } from './nft/ruleset.js';
 
 export interface ModelResult {
   families: FamilyModel[];
@@ -92,9 +92,9 @@ export interface CompileResult {
   warnings: Diagnostic[];
 }
 
-/** One table per IP family, with every rule's statements. */
-export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
-  return model.families.map((m) => compileFamilyTable(m, { tableName }, warnings));
+/** One table per IP family, with every rule's statements (or only its text). */
+export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[], ruleForm: RuleForm = 'statements'): TableContents[] {
+  return model.families.map((m) => compileFamilyTable(m, { tableName, ruleForm }, warnings));
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {

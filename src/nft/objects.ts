@@ -77,6 +77,11 @@ export interface Rule {
   comment?: string;
   handle?: number; // only for rules read from a live listing
   /**
+   * The statements as nft text, for a rule whose statements were not kept (stmts is then
+   * empty): the diff compares and prints the rules of a large table by their text.
+   */
+  text?: string;
+  /**
    * A live rule with statements kproxc never writes (a hand-made change such as a counter):
    * it is never equal to a wanted rule, so the diff replaces it. Holds the sets it names.
    */

@@ -4,6 +4,7 @@
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP } from '../net/ip.js';
 import { sortedOrder } from './sort-names.js';
+import { ruleBodyText } from './text.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
 import {
   type Chain,
@@ -95,7 +96,8 @@ export interface ElementConflict {
 
 /**
  * What a built table keeps of its rules: their statements (for diff, JSON and tracing),
- * or only their text (for printing: TextTableBuilder).
+ * or only each rule's text as a string (for the diff, which compares and prints rule
+ * text). A table that is only printed keeps less still: TextTableBuilder.
  */
 export type RuleForm = 'statements' | 'text';
 
@@ -230,15 +232,30 @@ export abstract class BaseTableBuilder {
 }
 
 /** A table with every rule's statements: for the diff, JSON output and tracing. */
+const NO_STATEMENTS: Stmt[] = Object.freeze([]) as unknown as Stmt[];
+
 export class TableBuilder extends BaseTableBuilder {
   private readonly chainRules: Rule[][] = [];
+
+  constructor(
+    table: Table,
+    private readonly ruleForm: RuleForm = 'statements',
+  ) {
+    super(table);
+  }
 
   protected override chainAdded(): void {
     this.chainRules.push([]);
   }
 
   protected keepRule(chain: number, r: Rule): void {
-    this.chainRules[chain].push(r);
+    if (this.ruleForm === 'statements') {
+      this.chainRules[chain].push(r);
+      return;
+    }
+    const kept: Rule = { chain: r.chain, stmts: NO_STATEMENTS, text: ruleBodyText(r.stmts) };
+    if (r.comment !== undefined) kept.comment = r.comment;
+    this.chainRules[chain].push(kept);
   }
 
   finish(): TableContents {

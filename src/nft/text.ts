@@ -188,7 +188,8 @@ export function writeStmt(o: TextOut, s: Stmt): void {
 
 /** A rule as it follows "add rule TABLE CHAIN": its statements, then its comment. */
 export function writeRule(o: TextOut, r: Rule): void {
-  writeRuleBody(o, r.stmts);
+  if (r.text !== undefined && r.stmts.length === 0) o.str(r.text);
+  else writeRuleBody(o, r.stmts);
   if (r.comment !== undefined) {
     o.str(' comment "');
     o.str(r.comment);
