@@ -39,32 +39,51 @@ class KeySort {
 
   /**
    * Sorts order[from..to), whose names agree on their first `depth` characters. False when
-   * a name has a character it cannot key (the order is then unfinished).
+   * a name has a character it cannot key (the order is then unfinished). Each loop is a
+   * function of its own: the first call, over all names, runs before the engine has
+   * optimized anything, and a loop optimized on the way leaves its function right after.
    */
   sort(order: Int32Array, from: number, to: number, depth: number): boolean {
-    const m = to - from;
-    if (m < SHORT) {
+    if (to - from < SHORT) {
       this.insertionSort(order, from, to);
       return true;
     }
     depth += this.sharedPrefix(order, from, to, depth);
-    const keys = this.keys.subarray(from, to);
-    for (let i = 0; i < m; i++) {
-      const k = key(this.names[order[from + i]], depth);
+    if (!this.fillKeys(order, from, to, depth)) return false;
+    this.keys.subarray(from, to).sort();
+    this.reorder(order, from, to);
+    return this.sortTies(order, from, to, depth);
+  }
+
+  /** Each name's key at `depth`, above its position in the range. */
+  private fillKeys(order: Int32Array, from: number, to: number, depth: number): boolean {
+    const { keys, names } = this;
+    for (let i = from; i < to; i++) {
+      const k = key(names[order[i]], depth);
       if (k < 0) return false;
-      keys[i] = k * POSITIONS + i;
+      keys[i] = k * POSITIONS + (i - from);
     }
-    keys.sort();
-    const moved = this.moved;
-    for (let i = 0; i < m; i++) moved[i] = order[from + (keys[i] % POSITIONS)];
-    order.set(moved.subarray(0, m), from);
-    // Names with the same key are sorted by their next characters, unless they ended.
-    // (The recursion overwrites keys[i..j) only, which are read already.)
-    for (let i = 0; i < m; ) {
+    return true;
+  }
+
+  /** order[from..to) as the sorted keys say. */
+  private reorder(order: Int32Array, from: number, to: number): void {
+    const { keys, moved } = this;
+    for (let i = from; i < to; i++) moved[i] = order[from + (keys[i] % POSITIONS)];
+    order.set(moved.subarray(from, to), from);
+  }
+
+  /**
+   * Names with the same key are sorted by their next characters, unless they ended. (The
+   * recursion overwrites keys of its own range only, which are read already.)
+   */
+  private sortTies(order: Int32Array, from: number, to: number, depth: number): boolean {
+    const keys = this.keys;
+    for (let i = from; i < to; ) {
       const k = Math.floor(keys[i] / POSITIONS);
       let j = i + 1;
-      while (j < m && Math.floor(keys[j] / POSITIONS) === k) j++;
-      if (j - i > 1 && k % 256 !== 0 && !this.sort(order, from + i, from + j, depth + KEY_CHARS)) return false;
+      while (j < to && Math.floor(keys[j] / POSITIONS) === k) j++;
+      if (j - i > 1 && k % 256 !== 0 && !this.sort(order, i, j, depth + KEY_CHARS)) return false;
       i = j;
     }
     return true;

@@ -56,32 +56,54 @@ export class TextTableBuilder extends BaseTableBuilder {
 
   finish(): TableText {
     const order = this.chainOrder();
-    const n = order.length;
-    const chains: Chain[] = new Array(n);
-    for (let i = 0; i < n; i++) chains[i] = this.chainList[order[i]];
+    const chains = Array.from(order, (i) => this.chainList[i]);
+    const { ruleOrder, first } = groupByChain(order, this.ruleChain);
     return {
       table: this.table,
       chains,
       chainLines: this.chainLines.items(order),
-      rules: this.groupedRules(order),
+      rules: { ...this.rules.items(ruleOrder), first },
       sets: this.sortedSets(),
     };
   }
+}
 
-  /** The rules grouped by chain, chains in the given order, each chain's rules in the order added. */
-  private groupedRules(order: ArrayLike<number>): PrintedRules {
-    const n = order.length;
-    const count = this.rules.count;
-    const rank: number[] = new Array(n);
-    for (let i = 0; i < n; i++) rank[order[i]] = i;
-    const first: number[] = new Array(n + 1).fill(0);
-    for (let k = 0; k < count; k++) first[rank[this.ruleChain[k]] + 1]++;
-    for (let i = 0; i < n; i++) first[i + 1] += first[i];
-    const next = first.slice(0, n);
-    const ruleOrder: number[] = new Array(count);
-    for (let k = 0; k < count; k++) ruleOrder[next[rank[this.ruleChain[k]]]++] = k;
-    return { ...this.rules.items(ruleOrder), first };
-  }
+// The grouping of rules by chain runs once per table, before the engine has optimized it;
+// each loop is a function of its own, which returns as the loop ends.
+
+/**
+ * Rule numbers grouped by chain, chains in the given order (chain numbers), each chain's
+ * rules in the order added; the rules of the i-th chain are ruleOrder[first[i]..first[i+1]).
+ */
+function groupByChain(order: ArrayLike<number>, ruleChain: number[]): { ruleOrder: number[]; first: number[] } {
+  const rank = ranks(order);
+  const first = ruleCounts(rank, ruleChain);
+  runningTotal(first);
+  return { ruleOrder: placed(rank, ruleChain, first), first };
+}
+
+function ranks(order: ArrayLike<number>): number[] {
+  const rank: number[] = new Array(order.length);
+  for (let i = 0; i < order.length; i++) rank[order[i]] = i;
+  return rank;
+}
+
+/** first[i + 1]: how many rules the chain of rank i has. */
+function ruleCounts(rank: number[], ruleChain: number[]): number[] {
+  const first: number[] = new Array(rank.length + 1).fill(0);
+  for (let k = 0; k < ruleChain.length; k++) first[rank[ruleChain[k]] + 1]++;
+  return first;
+}
+
+function runningTotal(a: number[]): void {
+  for (let i = 1; i < a.length; i++) a[i] += a[i - 1];
+}
+
+function placed(rank: number[], ruleChain: number[], first: number[]): number[] {
+  const next = first.slice(0, rank.length);
+  const ruleOrder: number[] = new Array(ruleChain.length);
+  for (let k = 0; k < ruleChain.length; k++) ruleOrder[next[rank[ruleChain[k]]]++] = k;
+  return ruleOrder;
 }
 
 // Items are printed into a buffer of this size; each time it fills, what it holds is kept
