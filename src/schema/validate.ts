@@ -107,7 +107,8 @@ export function validateObject(o: SourceObject, diagnostics: Diagnostic[]): Type
     });
     return null;
   }
-  const known = KINDS[v.kind];
+  // An own property only: a kind named like a property of every object (toString) is unknown.
+  const known = Object.hasOwn(KINDS, v.kind) ? KINDS[v.kind] : undefined;
   if (!known || !known.versions.includes(v.apiVersion)) {
     diagnostics.push({
       severity: 'warning',
