@@ -47,7 +47,7 @@ async function liveTables(io: Io, live: string, pending: PendingRead | null, tab
   const name = live === '-' ? '<stdin>' : live;
   const filter = { tableName, families };
   try {
-    return readLive(live === '-' ? [stdin] : fileChunks(live), name, filter).map(contentsView);
+    return readLive(live === '-' ? [stdin] : (pending?.again?.() ?? fileChunks(live)), name, filter).map(contentsView);
   } catch (e) {
     // A file that cannot be opened or read (missing, a directory, no permission).
     const code = (e as NodeJS.ErrnoException).code;

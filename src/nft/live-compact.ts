@@ -7,15 +7,14 @@
 // Each rule is kept as the text ruleBodyText prints for it. A rule whose statements that
 // text cannot stand for (one kproxc would not print, read the long way) keeps its
 // statements instead, and a foreign rule its set references, as live.ts reads them.
+import { parseIP } from '../net/ip.js';
 import { rememberRuleKey, stmtsKey } from './canonical.js';
 import type { Family, Stmt } from './expr.js';
 import type { ElementLines } from './listing-elements.js';
 import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from './live.js';
-import type { ChainContents } from './ruleset.js';
 import { elementValueKey, samePrintedRules, type LiveSet, type LiveTableView } from './live-view.js';
 import type { BaseChainSpec, DataType, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
-import { keyString } from './ruleset.js';
-import { parseIP } from '../net/ip.js';
+import { keyString, type ChainContents } from './ruleset.js';
 import { ruleBodyText } from './text.js';
 import { readRuleText } from './text-read.js';
 

@@ -3,6 +3,7 @@
 // compact tables come back as a few strings and typed arrays, cheap to hand over.
 import * as fs from 'node:fs';
 import { isAscii } from 'node:buffer';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Family } from './expr.js';
@@ -17,6 +18,7 @@ const WHOLE_BYTES = 256 * 2 ** 20;
 // A listing this large is read on a second thread; a smaller one is read sooner than a
 // thread starts.
 const WORKER_BYTES = 8 * 2 ** 20;
+const CHUNK_BYTES = 1 << 20;
 
 const NOT_READ: CompactRead = { tables: [], problemsIn: [], readable: false };
 
@@ -25,14 +27,18 @@ export function readCompactText(text: string, tableName: string, ascii = !/[^\x0
   return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH }, ascii);
 }
 
-/** A listing file read compactly; not readable when it is too large for one string. */
-export function readCompactFile(file: string, tableName: string): CompactRead {
-  const bytes = fs.readFileSync(file);
+/** A listing's bytes read compactly; not readable when they are too large for one string. */
+export function readCompactBytes(bytes: Buffer, tableName: string): CompactRead {
   if (bytes.length > WHOLE_BYTES) return NOT_READ;
   // ASCII (what nft prints, unless a comment says otherwise) is the same text as Latin-1,
   // which becomes a string faster than UTF-8 does.
   const ascii = isAscii(bytes);
   return readCompactText(bytes.toString(ascii ? 'latin1' : 'utf8'), tableName, ascii);
+}
+
+/** A listing file read compactly; not readable when it is too large for one string. */
+export function readCompactFile(file: string, tableName: string): CompactRead {
+  return readCompactBytes(fs.readFileSync(file), tableName);
 }
 
 /** Transferable buffers of the tables: moved to the receiving thread, not copied. */
@@ -43,11 +49,18 @@ export function transferables(tables: CompactTable[]): ArrayBuffer[] {
 /** A read that may still be running on another thread. */
 export interface PendingRead {
   result(): Promise<CompactRead>;
+  /**
+   * The listing again, for the long way, when it was read from something that cannot be
+   * read twice (a pipe, as in `--live <(nft -j list ruleset)`).
+   */
+  readonly again?: () => Iterable<string>;
   /** Stops a read whose result is no longer wanted. */
   cancel(): void;
 }
 
 const WORKER_URL = new URL('./live-worker.js', import.meta.url);
+
+const settled = (read: CompactRead): PendingRead => ({ result: () => Promise.resolve(read), cancel: () => {} });
 
 /**
  * Starts reading a listing file compactly: on a worker thread when it is large (and the
@@ -57,20 +70,19 @@ const WORKER_URL = new URL('./live-worker.js', import.meta.url);
  * the problem properly.
  */
 export function startCompactRead(file: string, tableName: string, workerBytes = WORKER_BYTES): PendingRead {
-  let size = -1;
+  let stat: fs.Stats;
   try {
-    size = fs.statSync(file).size;
+    stat = fs.statSync(file);
   } catch {
-    // reported by the long way
+    return settled(NOT_READ); // reported by the long way
   }
-  if (size < workerBytes || !fs.existsSync(fileURLToPath(WORKER_URL))) {
-    let result: CompactRead;
+  if (!stat.isFile()) return readOnce(file, tableName);
+  if (stat.size < workerBytes || !fs.existsSync(fileURLToPath(WORKER_URL))) {
     try {
-      result = size < 0 ? NOT_READ : readCompactFile(file, tableName);
+      return settled(readCompactFile(file, tableName));
     } catch {
-      result = NOT_READ;
+      return settled(NOT_READ);
     }
-    return { result: () => Promise.resolve(result), cancel: () => {} };
   }
   const worker = new Worker(WORKER_URL, { workerData: { file, tableName } });
   const done = new Promise<CompactRead>((resolve) => {
@@ -79,4 +91,23 @@ export function startCompactRead(file: string, tableName: string, workerBytes = 
     worker.once('exit', () => resolve(NOT_READ));
   });
   return { result: () => done, cancel: () => void worker.terminate() };
+}
+
+/** Something that is not a regular file (a pipe, a directory): read now, once, and kept. */
+function readOnce(file: string, tableName: string): PendingRead {
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch {
+    return settled(NOT_READ); // a directory, say: reported by the long way
+  }
+  return { ...settled(readCompactBytes(bytes, tableName)), again: () => bufferChunks(bytes) };
+}
+
+/** Text of the bytes in pieces, as fileChunks gives a file's (a listing may not fit one string). */
+function* bufferChunks(bytes: Buffer): Generator<string> {
+  const decoder = new StringDecoder('utf8');
+  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) yield decoder.write(bytes.subarray(at, at + CHUNK_BYTES));
+  const rest = decoder.end();
+  if (rest) yield rest;
 }

@@ -183,9 +183,9 @@ export class LiveReader {
 
   /**
    * A chain with nothing but its family, table, name and handle (live-scan.ts read it from
-   * its text): taken as the object JSON.parse would give would be. False when it is ours
-   * but cannot simply be taken (its table not listed yet, or listed twice): the caller
-   * then hands over the object, and the problem is reported as usual.
+   * its text), taken as its object from JSON.parse would be. False when it is ours but
+   * cannot simply be taken (its table not listed yet, or listed twice): the caller then
+   * hands over the object, and the problem is reported as usual.
    */
   takePlainChain(family: string, table: string, name: string): boolean {
     const t = table === this.filter.tableName ? this.tables.get(family as Family) : undefined;
@@ -246,9 +246,9 @@ export class LiveReader {
   }
 
   /**
-   * A rule of our table (its family given) read straight from its text by live-scan.ts; false (nothing
-   * taken) when it is not simply a rule of a chain listed before it: such an item is then
-   * read as JSON, which reports what is wrong with it.
+   * A rule of our table (of `family`) read straight from its text by live-scan.ts; false
+   * (nothing taken) when it is not simply a rule of a chain listed before it: such an item
+   * is then read as JSON, which reports what is wrong with it.
    */
   takeTextRule(family: Family, chain: string, handle: number, comment: string | undefined, text: string): boolean {
     const t = this.tables.get(family);
