@@ -1,12 +1,12 @@
-// A table built only to be printed (compile's text output). Each chain and rule is checked
-// as in any table, then printed from its values straight into large shared buffers as
-// UTF-8, instead of being kept as objects and strings: at 10,000 Services there are
-// 110,000 chains and 250,000 rules, and objects that live to the end are copied by every
-// young-generation collection and read back from all over the heap when the chains are
-// printed in name order. Printing as bytes makes no strings on the way either.
+// A table built only to be printed (compile's text output). Each rule is checked as in any
+// table, then printed from its statements straight into a shared buffer as UTF-8, instead
+// of being kept as a Rule object and a string: at 10,000 Services there are 250,000 rules,
+// and objects that live to the end are copied by every young-generation collection and
+// read back from all over the heap when the chains are printed in name order. Printing as
+// bytes makes no strings on the way either.
 import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents } from './ruleset.js';
-import { tableWords, writeChainAdd, writeRule } from './text.js';
+import { writeRule } from './text.js';
 import { Utf8Out } from './utf8-out.js';
 
 /**
@@ -28,24 +28,14 @@ export interface PrintedRules extends PrintedItems {
 export interface TableText {
   table: Table;
   chains: Chain[]; // sorted by name
-  /** The "add chain" line of each of chains, without its line end. */
-  chainLines: PrintedItems;
   rules: PrintedRules; // each without "add rule TABLE CHAIN " and line end
   sets: SetContents[]; // sorted by name
 }
 
 export class TextTableBuilder extends BaseTableBuilder {
-  private readonly words = tableWords(this.table);
-  private readonly chainLines = new PieceStore();
   private readonly rules = new PieceStore();
   // Per rule, in the order added: its chain's number.
   private readonly ruleChain: number[] = [];
-
-  protected override chainAdded(c: Chain): void {
-    this.chainLines.begin();
-    writeChainAdd(this.chainLines, this.words, c);
-    this.chainLines.end();
-  }
 
   protected keepRule(chain: number, r: Rule): void {
     this.rules.begin();
@@ -61,7 +51,6 @@ export class TextTableBuilder extends BaseTableBuilder {
     return {
       table: this.table,
       chains,
-      chainLines: this.chainLines.items(order),
       rules: { ...this.rules.items(ruleOrder), first },
       sets: this.sortedSets(),
     };

@@ -2,7 +2,7 @@
 // while it is written out: the bytes of each rule are copied as they were printed, after
 // its chain's "add rule" head, which is encoded once per chain.
 import type { TableText } from './text-table.js';
-import { tableLine, tableWords, writeElementLine, writeSetAdd } from './text.js';
+import { chainAddLine, tableLine, tableWords, writeElementLine, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
 import type { IP } from '../net/ip.js';
 
@@ -121,9 +121,14 @@ export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
       out.line(tableLine('add', ref));
       out.line(tableLine('delete', ref));
       out.line(tableLine('add', t.table));
-      const { pieces, piece, start, end } = t.chainLines;
-      for (let i = 0; i < t.chains.length; i++) {
-        out.byteText(pieces[piece[i]].slice(start[i], end[i]));
+      // Chain names are ASCII (objects.ts checks them): as they are, one byte a character.
+      const chainHead = latin1OfUtf8(`add chain ${words} `);
+      for (const c of t.chains) {
+        if (c.base || c.comment !== undefined) out.byteText(latin1OfUtf8(chainAddLine(words, c)));
+        else {
+          out.byteText(chainHead);
+          out.byteText(c.name);
+        }
         out.byteTextLineEnd();
       }
       for (const s of t.sets) {
@@ -145,7 +150,7 @@ export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
 function writeRules(out: ByteChunks, t: TableText, ruleHead: string): void {
   const { pieces, piece, start, end, first } = t.rules;
   // The head's words as bytes, one character each (the chain names are ASCII).
-  const headBytes = Buffer.from(ruleHead, 'utf8').toString('latin1');
+  const headBytes = latin1OfUtf8(ruleHead);
   for (let i = 0; i < t.chains.length; i++) {
     if (first[i] === first[i + 1]) continue;
     const head = `${headBytes}${t.chains[i].name} `;
@@ -155,4 +160,9 @@ function writeRules(out: ByteChunks, t: TableText, ruleHead: string): void {
       out.byteTextLineEnd();
     }
   }
+}
+
+/** Text as its UTF-8 bytes, one character each (latin1): what byteText() takes. */
+function latin1OfUtf8(s: string): string {
+  return Buffer.from(s, 'utf8').toString('latin1');
 }
