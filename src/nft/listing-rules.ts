@@ -257,12 +257,17 @@ class Recorder {
   }
 
   private stmts(): Part[] | null {
-    const text = this.stmt();
+    return this.list(() => this.stmt(), ' ');
+  }
+
+  /** Items separated by ", " in the listing, their texts joined by `joiner`. */
+  private list(item: () => Part[] | null, joiner: string): Part[] | null {
+    const text = item();
     if (text === null) return null;
     while (this.lit(', ')) {
-      const next = this.stmt();
+      const next = item();
       if (next === null) return null;
-      text.push(' ', ...next);
+      text.push(joiner, ...next);
     }
     return text;
   }
@@ -338,13 +343,8 @@ class Recorder {
       return mod !== null && this.lit(', "offset": 0}}') ? ['numgen random mod ', { hole: mod, as: 'raw' }] : null;
     }
     if (this.lit('{"concat": [')) {
-      const text = this.expr();
+      const text = this.list(() => this.expr(), ' . ');
       if (text === null) return null;
-      while (this.lit(', ')) {
-        const part = this.expr();
-        if (part === null) return null;
-        text.push(' . ', ...part);
-      }
       this.left = Left.Other;
       return this.lit(']}') ? text : null;
     }
