@@ -1,12 +1,13 @@
 // A table built only to be printed (compile's text output). Each rule is checked as in any
-// table, then printed from its statements straight into a shared buffer as UTF-8, instead
-// of being kept as a Rule object and a string: at 10,000 Services there are 250,000 rules,
-// and objects that live to the end are copied by every young-generation collection and
-// read back from all over the heap when the chains are printed in name order. Printing as
-// bytes makes no strings on the way either.
+// table, then printed, "add rule" line and all, from its statements straight into a shared
+// buffer as UTF-8, instead of being kept as a Rule object and a string: at 10,000 Services
+// there are 250,000 rules, and objects that live to the end are copied by every
+// young-generation collection and read back from all over the heap when the chains are
+// printed in name order. Printing as bytes makes no strings on the way either, and the
+// lines of a chain's rules added one after another are printed out as one piece.
 import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents } from './ruleset.js';
-import { writeRule } from './text.js';
+import { tableWords, writeRule } from './text.js';
 import { Utf8Out } from './utf8-out.js';
 
 /**
@@ -20,40 +21,35 @@ export interface PrintedItems {
   end: number[];
 }
 
-/** Rules in printing order; the rules of the i-th chain are first[i] to first[i + 1] - 1. */
-export interface PrintedRules extends PrintedItems {
-  first: number[];
-}
-
 export interface TableText {
   table: Table;
   chains: Chain[]; // sorted by name
-  rules: PrintedRules; // each without "add rule TABLE CHAIN " and line end
+  /** The "add rule" lines, line ends included, grouped by chain in the chains' order. */
+  rules: PrintedItems;
   sets: SetContents[]; // sorted by name
 }
 
 export class TextTableBuilder extends BaseTableBuilder {
+  private readonly ruleHead = `add rule ${tableWords(this.table)} `;
   private readonly rules = new PieceStore();
   // Per rule, in the order added: its chain's number.
   private readonly ruleChain: number[] = [];
 
   protected keepRule(chain: number, r: Rule): void {
-    this.rules.begin();
-    writeRule(this.rules, r);
-    this.rules.end();
+    const store = this.rules;
+    store.begin();
+    store.head(this.ruleHead, r.chain);
+    writeRule(store, r);
+    store.byte(0x0a);
+    store.end();
     this.ruleChain.push(chain);
   }
 
   finish(): TableText {
     const order = this.chainOrder();
     const chains = Array.from(order, (i) => this.chainList[i]);
-    const { ruleOrder, first } = groupByChain(order, this.ruleChain);
-    return {
-      table: this.table,
-      chains,
-      rules: { ...this.rules.items(ruleOrder), first },
-      sets: this.sortedSets(),
-    };
+    const { ruleOrder } = groupByChain(order, this.ruleChain);
+    return { table: this.table, chains, rules: this.rules.items(ruleOrder), sets: this.sortedSets() };
   }
 }
 
@@ -127,6 +123,34 @@ export class PieceStore extends Utf8Out {
 
   begin(): void {
     this.itemStart = this.at;
+  }
+
+  // The head the item before began with, if it is still in buf: where and how long.
+  private headName: string | undefined;
+  private headAt = 0;
+  private headLength = 0;
+  private headPiece = -1;
+
+  /**
+   * Begins the item with prefix + name + ' ', copied from the item before when that began
+   * with the same name in this piece (a chain's rules mostly come one after another).
+   */
+  head(prefix: string, name: string): void {
+    const n = this.headLength;
+    if (name === this.headName && this.headPiece === this.pieces.length && this.at + n <= this.buf.length) {
+      this.buf.copyWithin(this.at, this.headAt, this.headAt + n);
+      this.headAt = this.at;
+      this.at += n;
+      return;
+    }
+    this.str(prefix);
+    this.str(name);
+    this.byte(0x20);
+    // The head begins the item, wherever room() may have moved it.
+    this.headName = name;
+    this.headAt = this.itemStart;
+    this.headLength = this.at - this.itemStart;
+    this.headPiece = this.pieces.length;
   }
 
   /** Ends the item begun; returns its number. */

@@ -11,6 +11,8 @@ const CHUNK_BYTES = 1 << 18;
 // Gathered lines are joined and copied when they reach this many bytes: a larger string
 // would be made in the old generation, where it stays until a full collection.
 const GATHER_BYTES = 1 << 15;
+// Rule lines are gathered in runs of at most about this many bytes.
+const RUN_BYTES = 1 << 13;
 
 /** Hands chunks of bytes over one at a time; each is valid only until the sink returns. */
 export type ByteSink = (chunk: Uint8Array) => void;
@@ -44,8 +46,13 @@ export class ByteChunks extends Utf8Out {
 
   /** Ends a line of byteText(). */
   byteTextLineEnd(): void {
-    this.gathered.push('\n');
-    if (++this.gatheredLength >= GATHER_BYTES) this.copyGathered();
+    this.byteLines('\n');
+  }
+
+  /** Appends lines that are bytes (latin1), the last one's line end included. */
+  byteLines(s: string): void {
+    this.gathered.push(s);
+    if ((this.gatheredLength += s.length) >= GATHER_BYTES) this.copyGathered();
   }
 
   override str(s: string): void {
@@ -135,7 +142,7 @@ export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
         writeSetAdd(out, words, s.set);
         out.endLine();
       }
-      writeRules(out, t, `add rule ${words} `);
+      writeRules(out, t);
       for (const s of t.sets) {
         for (const e of s.elements) {
           writeElementLine(out, 'add', words, s.set, e);
@@ -147,18 +154,14 @@ export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
   };
 }
 
-function writeRules(out: ByteChunks, t: TableText, ruleHead: string): void {
-  const { pieces, piece, start, end, first } = t.rules;
-  // The head's words as bytes, one character each (the chain names are ASCII).
-  const headBytes = latin1OfUtf8(ruleHead);
-  for (let i = 0; i < t.chains.length; i++) {
-    if (first[i] === first[i + 1]) continue;
-    const head = `${headBytes}${t.chains[i].name} `;
-    for (let k = first[i]; k < first[i + 1]; k++) {
-      out.byteText(head);
-      out.byteText(pieces[piece[k]].slice(start[k], end[k]));
-      out.byteTextLineEnd();
-    }
+function writeRules(out: ByteChunks, t: TableText): void {
+  const { pieces, piece, start, end } = t.rules;
+  // Lines that follow one another in their piece are handed over as one, up to a size.
+  for (let k = 0; k < piece.length; ) {
+    let j = k;
+    while (j + 1 < piece.length && piece[j + 1] === piece[k] && start[j + 1] === end[j] && end[j + 1] - start[k] < RUN_BYTES) j++;
+    out.byteLines(pieces[piece[k]].slice(start[k], end[j]));
+    k = j + 1;
   }
 }
 
