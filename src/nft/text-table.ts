@@ -7,7 +7,7 @@
 // lines of a chain's rules added one after another are printed out as one piece.
 import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents } from './ruleset.js';
-import { tableWords, writeRule } from './text.js';
+import { tableWords, writeElementLine, writeRule, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
 
 /**
@@ -24,9 +24,12 @@ export interface PrintedItems {
 export interface TableText {
   table: Table;
   chains: Chain[]; // sorted by name
+  /** The "add set" and "add map" lines, line ends included, sets sorted by name. */
+  sets: PrintedItems;
   /** The "add rule" lines, line ends included, grouped by chain in the chains' order. */
   rules: PrintedItems;
-  sets: SetContents[]; // sorted by name
+  /** The "add element" lines, line ends included, by set, each set's sorted by key. */
+  elements: PrintedItems;
 }
 
 export class TextTableBuilder extends BaseTableBuilder {
@@ -49,8 +52,34 @@ export class TextTableBuilder extends BaseTableBuilder {
     const order = this.chainOrder();
     const chains = Array.from(order, (i) => this.chainList[i]);
     const { ruleOrder } = groupByChain(order, this.ruleChain);
-    return { table: this.table, chains, rules: this.rules.items(ruleOrder), sets: this.sortedSets() };
+    const { sets, elements } = printSets(this.sortedSets(), tableWords(this.table));
+    return { table: this.table, chains, sets, rules: this.rules.items(ruleOrder), elements };
   }
+}
+
+/**
+ * The sets' and their elements' lines, printed in order once the table is complete. (Into
+ * a store of their own, as the rules are: the printer then only hands lines over.)
+ */
+function printSets(sets: SetContents[], words: string): { sets: PrintedItems; elements: PrintedItems } {
+  const store = new PieceStore();
+  const setLines: number[] = [];
+  const elementLines: number[] = [];
+  for (const s of sets) {
+    store.begin();
+    writeSetAdd(store, words, s.set);
+    store.byte(0x0a);
+    setLines.push(store.end());
+  }
+  for (const s of sets) {
+    for (const e of s.elements) {
+      store.begin();
+      writeElementLine(store, 'add', words, s.set, e);
+      store.byte(0x0a);
+      elementLines.push(store.end());
+    }
+  }
+  return { sets: store.items(setLines), elements: store.items(elementLines) };
 }
 
 // The grouping of rules by chain runs once per table, before the engine has optimized it;
