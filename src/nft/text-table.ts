@@ -155,7 +155,7 @@ export class PieceStore extends Utf8Out {
   }
 
   // The head the item before began with, if it is still in buf: where and how long.
-  private headName: string | undefined;
+  private headName = '';
   private headAt = 0;
   private headLength = 0;
   private headPiece = -1;
