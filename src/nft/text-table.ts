@@ -51,7 +51,7 @@ export class TextTableBuilder extends BaseTableBuilder {
   finish(): TableText {
     const order = this.chainOrder();
     const chains = Array.from(order, (i) => this.chainList[i]);
-    const { ruleOrder } = groupByChain(order, this.ruleChain);
+    const ruleOrder = groupByChain(order, this.ruleChain);
     const { sets, elements } = printSets(this.sortedSets(), tableWords(this.table));
     return { table: this.table, chains, sets, rules: this.rules.items(ruleOrder), elements };
   }
@@ -85,15 +85,12 @@ function printSets(sets: SetContents[], words: string): { sets: PrintedItems; el
 // The grouping of rules by chain runs once per table, before the engine has optimized it;
 // each loop is a function of its own, which returns as the loop ends.
 
-/**
- * Rule numbers grouped by chain, chains in the given order (chain numbers), each chain's
- * rules in the order added; the rules of the i-th chain are ruleOrder[first[i]..first[i+1]).
- */
-function groupByChain(order: ArrayLike<number>, ruleChain: number[]): { ruleOrder: number[]; first: number[] } {
+/** Rule numbers grouped by chain, chains in the given order (chain numbers), each chain's rules in the order added. */
+function groupByChain(order: ArrayLike<number>, ruleChain: number[]): number[] {
   const rank = ranks(order);
   const first = ruleCounts(rank, ruleChain);
   runningTotal(first);
-  return { ruleOrder: placed(rank, ruleChain, first), first };
+  return placed(rank, ruleChain, first);
 }
 
 function ranks(order: ArrayLike<number>): number[] {
@@ -128,9 +125,9 @@ const PIECE_BYTES = 1 << 19;
 /**
  * Items printed one after another as UTF-8 into one buffer, used again and again: when it
  * fills, the items in it are kept as a string of one character per byte (latin1), a
- * large string the young-generation collector never copies. Kept as buffers, 35 MB at
- * 10,000 Services (175 MB at 50,000) would count as memory outside the heap, to which V8
- * answers with full collections of the whole heap.
+ * large string the young-generation collector never copies. Kept as buffers, the ~45 MB
+ * of lines at 10,000 Services (five times that at 50,000) would count as memory outside
+ * the heap, to which V8 answers with full collections of the whole heap.
  */
 export class PieceStore extends Utf8Out {
   private readonly pieces: string[] = [];
