@@ -155,7 +155,7 @@ export abstract class BaseTableBuilder {
   rule(r: Rule): void {
     // A chain's rules mostly come one after another: its number is looked up once for them.
     const chain = r.chain === this.lastRuleChain ? this.lastRuleChainIndex : this.chainIndex.get(r.chain);
-    if (chain === undefined) throw new InternalError(`rule added to missing chain ${r.chain}`);
+    if (chain === undefined || chain < 0) throw new InternalError(`rule added to missing chain ${r.chain}`);
     this.lastRuleChain = r.chain;
     this.lastRuleChainIndex = chain;
     makeRule(r);
@@ -165,8 +165,9 @@ export abstract class BaseTableBuilder {
     this.keepRule(chain, r);
   }
 
-  private lastRuleChain: string | undefined;
-  private lastRuleChainIndex = 0;
+  // No chain is named '' (makeChain checks names): it stands for none yet.
+  private lastRuleChain = '';
+  private lastRuleChainIndex = -1;
 
   // What the rule or element being added refers to must exist by the end: a reference to
   // an object not made yet (chains refer to chains made after them) is checked in finish().

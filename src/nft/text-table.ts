@@ -1,12 +1,13 @@
 // A table built only to be printed (compile's text output). Each rule is checked as in any
-// table, then printed from its statements straight into a shared buffer as UTF-8, instead
-// of being kept as a Rule object and a string: at 10,000 Services there are 250,000 rules,
-// and objects that live to the end are copied by every young-generation collection and
-// read back from all over the heap when the chains are printed in name order. Printing as
-// bytes makes no strings on the way either.
+// table, then printed, "add rule" line and all, from its statements straight into a shared
+// buffer as UTF-8, instead of being kept as a Rule object and a string: at 10,000 Services
+// there are 250,000 rules, and objects that live to the end are copied by every
+// young-generation collection and read back from all over the heap when the chains are
+// printed in name order. Printing as bytes makes no strings on the way either, and the
+// lines of a chain's rules added one after another are printed out as one piece.
 import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents } from './ruleset.js';
-import { writeRule } from './text.js';
+import { tableWords, writeElementLine, writeRule, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
 
 /**
@@ -20,55 +21,76 @@ export interface PrintedItems {
   end: number[];
 }
 
-/** Rules in printing order; the rules of the i-th chain are first[i] to first[i + 1] - 1. */
-export interface PrintedRules extends PrintedItems {
-  first: number[];
-}
-
 export interface TableText {
   table: Table;
   chains: Chain[]; // sorted by name
-  rules: PrintedRules; // each without "add rule TABLE CHAIN " and line end
-  sets: SetContents[]; // sorted by name
+  /** The "add set" and "add map" lines, line ends included, sets sorted by name. */
+  sets: PrintedItems;
+  /** The "add rule" lines, line ends included, grouped by chain in the chains' order. */
+  rules: PrintedItems;
+  /** The "add element" lines, line ends included, by set, each set's sorted by key. */
+  elements: PrintedItems;
 }
 
 export class TextTableBuilder extends BaseTableBuilder {
+  private readonly ruleHead = `add rule ${tableWords(this.table)} `;
   private readonly rules = new PieceStore();
   // Per rule, in the order added: its chain's number.
   private readonly ruleChain: number[] = [];
 
   protected keepRule(chain: number, r: Rule): void {
-    this.rules.begin();
-    writeRule(this.rules, r);
-    this.rules.end();
+    const store = this.rules;
+    store.begin();
+    store.head(this.ruleHead, r.chain);
+    writeRule(store, r);
+    store.byte(0x0a);
+    store.end();
     this.ruleChain.push(chain);
   }
 
   finish(): TableText {
     const order = this.chainOrder();
     const chains = Array.from(order, (i) => this.chainList[i]);
-    const { ruleOrder, first } = groupByChain(order, this.ruleChain);
-    return {
-      table: this.table,
-      chains,
-      rules: { ...this.rules.items(ruleOrder), first },
-      sets: this.sortedSets(),
-    };
+    const ruleOrder = groupByChain(order, this.ruleChain);
+    const { sets, elements } = printSets(this.sortedSets(), tableWords(this.table));
+    return { table: this.table, chains, sets, rules: this.rules.items(ruleOrder), elements };
   }
+}
+
+/**
+ * The sets' and their elements' lines, printed in order once the table is complete. (Into
+ * a store of their own, as the rules are: the printer then only hands lines over.)
+ */
+function printSets(sets: SetContents[], words: string): { sets: PrintedItems; elements: PrintedItems } {
+  const store = new PieceStore();
+  const setLines: number[] = [];
+  const elementLines: number[] = [];
+  for (const s of sets) {
+    store.begin();
+    writeSetAdd(store, words, s.set);
+    store.byte(0x0a);
+    setLines.push(store.end());
+  }
+  for (const s of sets) {
+    for (const e of s.elements) {
+      store.begin();
+      writeElementLine(store, 'add', words, s.set, e);
+      store.byte(0x0a);
+      elementLines.push(store.end());
+    }
+  }
+  return { sets: store.items(setLines), elements: store.items(elementLines) };
 }
 
 // The grouping of rules by chain runs once per table, before the engine has optimized it;
 // each loop is a function of its own, which returns as the loop ends.
 
-/**
- * Rule numbers grouped by chain, chains in the given order (chain numbers), each chain's
- * rules in the order added; the rules of the i-th chain are ruleOrder[first[i]..first[i+1]).
- */
-function groupByChain(order: ArrayLike<number>, ruleChain: number[]): { ruleOrder: number[]; first: number[] } {
+/** Rule numbers grouped by chain, chains in the given order (chain numbers), each chain's rules in the order added. */
+function groupByChain(order: ArrayLike<number>, ruleChain: number[]): number[] {
   const rank = ranks(order);
   const first = ruleCounts(rank, ruleChain);
   runningTotal(first);
-  return { ruleOrder: placed(rank, ruleChain, first), first };
+  return placed(rank, ruleChain, first);
 }
 
 function ranks(order: ArrayLike<number>): number[] {
@@ -103,9 +125,9 @@ const PIECE_BYTES = 1 << 19;
 /**
  * Items printed one after another as UTF-8 into one buffer, used again and again: when it
  * fills, the items in it are kept as a string of one character per byte (latin1), a
- * large string the young-generation collector never copies. Kept as buffers, 35 MB at
- * 10,000 Services (175 MB at 50,000) would count as memory outside the heap, to which V8
- * answers with full collections of the whole heap.
+ * large string the young-generation collector never copies. Kept as buffers, the ~45 MB
+ * of lines at 10,000 Services (five times that at 50,000) would count as memory outside
+ * the heap, to which V8 answers with full collections of the whole heap.
  */
 export class PieceStore extends Utf8Out {
   private readonly pieces: string[] = [];
@@ -127,6 +149,34 @@ export class PieceStore extends Utf8Out {
 
   begin(): void {
     this.itemStart = this.at;
+  }
+
+  // The head the item before began with, if it is still in buf: where and how long.
+  private headName = '';
+  private headAt = 0;
+  private headLength = 0;
+  private headPiece = -1;
+
+  /**
+   * Begins the item with prefix + name + ' ', copied from the item before when that began
+   * with the same name in this piece (a chain's rules mostly come one after another).
+   */
+  head(prefix: string, name: string): void {
+    const n = this.headLength;
+    if (name === this.headName && this.headPiece === this.pieces.length && this.at + n <= this.buf.length) {
+      this.buf.copyWithin(this.at, this.headAt, this.headAt + n);
+      this.headAt = this.at;
+      this.at += n;
+      return;
+    }
+    this.str(prefix);
+    this.str(name);
+    this.byte(0x20);
+    // The head begins the item, wherever room() may have moved it.
+    this.headName = name;
+    this.headAt = this.itemStart;
+    this.headLength = this.at - this.itemStart;
+    this.headPiece = this.pieces.length;
   }
 
   /** Ends the item begun; returns its number. */

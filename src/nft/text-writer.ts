@@ -1,16 +1,17 @@
-// A full replace of tables kept as text (text-table.ts), printed as chunks of UTF-8 bytes
-// while it is written out: the bytes of each rule are copied as they were printed, after
-// its chain's "add rule" head, which is encoded once per chain.
-import type { TableText } from './text-table.js';
-import { chainAddLine, tableLine, tableWords, writeElementLine, writeSetAdd } from './text.js';
-import { Utf8Out } from './utf8-out.js';
-import type { IP } from '../net/ip.js';
+// A full replace of tables kept as text (text-table.ts), as chunks of UTF-8 bytes made
+// while it is written out. The table holds its lines printed already, as strings of one
+// character per byte (latin1); here they are gathered in order, joined, and copied into
+// the chunks. Nothing is printed here but the table and chain lines, from their names.
+import type { PrintedItems, TableText } from './text-table.js';
+import { chainAddLine, tableLine, tableWords } from './text.js';
 
 // Chunks of about this many bytes are handed over.
 const CHUNK_BYTES = 1 << 18;
 // Gathered lines are joined and copied when they reach this many bytes: a larger string
 // would be made in the old generation, where it stays until a full collection.
 const GATHER_BYTES = 1 << 15;
+// Lines that follow one another in their piece are gathered in runs of up to this many bytes.
+const RUN_BYTES = 1 << 13;
 
 /** Hands chunks of bytes over one at a time; each is valid only until the sink returns. */
 export type ByteSink = (chunk: Uint8Array) => void;
@@ -19,76 +20,47 @@ export type ByteSink = (chunk: Uint8Array) => void;
 export type ChunkWriter = (sink: ByteSink) => void;
 
 /**
- * Text and bytes turned into chunks of UTF-8 bytes, each ending at a line end, written
- * straight into one buffer used again for every chunk. A large ruleset is hundreds of
- * megabytes: it is never one string, and it never piles up as buffers either (V8 counts
- * their memory and answers with full collections of the heap, about one per 64 MB written).
- *
- * Lines the text table keeps printed (strings of one character per byte) are gathered as
- * they are, then joined and copied into the chunk at once.
+ * Lines as bytes, one character each (latin1), turned into chunks of bytes that each end
+ * at a line end, written into one buffer used again for every chunk. A large ruleset is
+ * hundreds of megabytes: it is never one string, and it never piles up as buffers either
+ * (V8 counts their memory and answers with full collections of the heap).
  */
-export class ByteChunks extends Utf8Out {
+export class ByteChunks {
+  private buf = Buffer.allocUnsafe(2 * CHUNK_BYTES);
+  private at = 0;
   private gathered: string[] = [];
   private gatheredLength = 0;
 
-  constructor(private readonly sink: ByteSink) {
-    super();
-    this.buf = Buffer.allocUnsafe(2 * CHUNK_BYTES);
-  }
+  constructor(private readonly sink: ByteSink) {}
 
-  /** Appends part of a line that is bytes, one character each (latin1). */
-  byteText(s: string): void {
+  /** Appends part of a line. */
+  bytes(s: string): void {
     this.gathered.push(s);
     this.gatheredLength += s.length;
   }
 
-  /** Ends a line of byteText(). */
-  byteTextLineEnd(): void {
-    this.gathered.push('\n');
-    if (++this.gatheredLength >= GATHER_BYTES) this.copyGathered();
-  }
-
-  override str(s: string): void {
-    if (this.gatheredLength > 0) this.copyGathered();
-    super.str(s);
-  }
-
-  override num(n: number): void {
-    if (this.gatheredLength > 0) this.copyGathered();
-    super.num(n);
-  }
-
-  override ip(ip: IP): void {
-    if (this.gatheredLength > 0) this.copyGathered();
-    super.ip(ip);
-  }
-
-  override byte(c: number): void {
-    if (this.gatheredLength > 0) this.copyGathered();
-    super.byte(c);
-  }
-
-  /** Ends a line; a chunk ends only here. */
-  endLine(): void {
-    this.byte(0x0a);
-    if (this.at >= CHUNK_BYTES) this.flush();
-  }
-
-  line(s: string): void {
-    this.str(s);
-    this.endLine();
+  /** Appends lines, the last one's line end included. */
+  lines(s: string): void {
+    this.gathered.push(s);
+    if ((this.gatheredLength += s.length) >= GATHER_BYTES) this.copyGathered();
   }
 
   finish(): void {
-    if (this.gatheredLength > 0) this.copyGathered();
+    this.copyGathered();
     this.flush();
   }
 
   private copyGathered(): void {
+    if (this.gatheredLength === 0) return;
     const s = this.gathered.join('');
     this.gathered = [];
     this.gatheredLength = 0;
-    if (this.at + s.length > this.buf.length) this.room(s.length);
+    if (this.at + s.length > this.buf.length) {
+      // Lines longer than a chunk: a larger buffer, with what it holds.
+      const b = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + s.length));
+      this.buf.copy(b, 0, 0, this.at);
+      this.buf = b;
+    }
     this.at += this.buf.write(s, this.at, 'latin1');
     if (this.at >= CHUNK_BYTES) this.flush();
   }
@@ -97,13 +69,6 @@ export class ByteChunks extends Utf8Out {
     if (this.at === 0) return;
     this.sink(this.buf.subarray(0, this.at));
     this.at = 0;
-  }
-
-  /** A line longer than a chunk: a larger buffer, with the line so far. */
-  protected room(need: number): void {
-    const b = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + need));
-    this.buf.copy(b, 0, 0, this.at);
-    this.buf = b;
   }
 }
 
@@ -118,47 +83,37 @@ export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
       const words = tableWords(t.table);
       // As fullReplace: the table made if missing and deleted, then made again with everything in it.
       const ref = { family: t.table.family, name: t.table.name };
-      out.line(tableLine('add', ref));
-      out.line(tableLine('delete', ref));
-      out.line(tableLine('add', t.table));
-      // Chain names are ASCII (objects.ts checks them): as they are, one byte a character.
-      const chainHead = latin1OfUtf8(`add chain ${words} `);
-      for (const c of t.chains) {
-        if (c.base || c.comment !== undefined) out.byteText(latin1OfUtf8(chainAddLine(words, c)));
-        else {
-          out.byteText(chainHead);
-          out.byteText(c.name);
-        }
-        out.byteTextLineEnd();
-      }
-      for (const s of t.sets) {
-        writeSetAdd(out, words, s.set);
-        out.endLine();
-      }
-      writeRules(out, t, `add rule ${words} `);
-      for (const s of t.sets) {
-        for (const e of s.elements) {
-          writeElementLine(out, 'add', words, s.set, e);
-          out.endLine();
-        }
-      }
+      out.lines(latin1OfUtf8(`${tableLine('add', ref)}\n${tableLine('delete', ref)}\n${tableLine('add', t.table)}\n`));
+      writeChains(out, t, words);
+      writeRuns(out, t.sets);
+      writeRuns(out, t.rules);
+      writeRuns(out, t.elements);
     }
     out.finish();
   };
 }
 
-function writeRules(out: ByteChunks, t: TableText, ruleHead: string): void {
-  const { pieces, piece, start, end, first } = t.rules;
-  // The head's words as bytes, one character each (the chain names are ASCII).
-  const headBytes = latin1OfUtf8(ruleHead);
-  for (let i = 0; i < t.chains.length; i++) {
-    if (first[i] === first[i + 1]) continue;
-    const head = `${headBytes}${t.chains[i].name} `;
-    for (let k = first[i]; k < first[i + 1]; k++) {
-      out.byteText(head);
-      out.byteText(pieces[piece[k]].slice(start[k], end[k]));
-      out.byteTextLineEnd();
+function writeChains(out: ByteChunks, t: TableText, words: string): void {
+  const head = latin1OfUtf8(`add chain ${words} `);
+  for (const c of t.chains) {
+    if (c.base || c.comment !== undefined) out.lines(latin1OfUtf8(`${chainAddLine(words, c)}\n`));
+    else {
+      // Chain names are ASCII (makeChain checks them): their characters are their bytes.
+      out.bytes(head);
+      out.bytes(c.name);
+      out.lines('\n');
     }
+  }
+}
+
+/** Printed lines in order; lines that follow one another in their piece go as one slice. */
+function writeRuns(out: ByteChunks, items: PrintedItems): void {
+  const { pieces, piece, start, end } = items;
+  for (let k = 0; k < piece.length; ) {
+    let j = k;
+    while (j + 1 < piece.length && piece[j + 1] === piece[k] && start[j + 1] === end[j] && end[j + 1] - start[k] < RUN_BYTES) j++;
+    out.lines(pieces[piece[k]].slice(start[k], end[j]));
+    k = j + 1;
   }
 }
 

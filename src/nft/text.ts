@@ -209,7 +209,7 @@ export const valueText = (v: Value): string => printed((o) => writeValue(o, v));
 export const verdictText = (v: Verdict): string => printed((o) => writeVerdict(o, v));
 export const stmtText = (s: Stmt): string => printed((o) => writeStmt(o, s));
 export const ruleBodyText = (stmts: Stmt[]): string => printed((o) => writeRuleBody(o, stmts));
-export const ruleText = (r: Rule): string => printed((o) => writeRule(o, r));
+const ruleText = (r: Rule): string => printed((o) => writeRule(o, r));
 
 function writeKeyPart(o: TextOut, p: KeyPart): void {
   if (p.t === 'ip') o.ip(p.ip);
@@ -272,7 +272,7 @@ export function tableLine(verb: 'add' | 'delete', t: Table): string {
   return verb === 'add' && t.comment !== undefined ? `${head} { comment "${t.comment}" ; }` : head;
 }
 
-export function writeChainAdd(o: TextOut, table: string, c: Chain): void {
+function writeChainAdd(o: TextOut, table: string, c: Chain): void {
   o.str('add chain ');
   o.str(table);
   o.str(' ');
@@ -307,7 +307,7 @@ export function writeSetAdd(o: TextOut, table: string, s: NftSet): void {
   writeSetSpec(o, s);
 }
 
-export const setAddLine = (table: string, s: NftSet): string => printed((o) => writeSetAdd(o, table, s));
+const setAddLine = (table: string, s: NftSet): string => printed((o) => writeSetAdd(o, table, s));
 
 function ruleAddLine(table: string, r: Rule): string {
   return `add rule ${table} ${r.chain} ${ruleText(r)}`;
@@ -323,7 +323,7 @@ export function writeElementLine(o: TextOut, verb: 'add' | 'delete', table: stri
   writeElement(o, e, verb === 'add');
 }
 
-export const elementLine = (verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string =>
+const elementLine = (verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string =>
   printed((o) => writeElementLine(o, verb, table, s, e));
 
 export function opText(op: Op): string {

@@ -42,13 +42,7 @@ export abstract class Utf8Out implements TextOut {
       return;
     }
     if (this.at + 10 > this.buf.length) this.room(10);
-    let digits = 1;
-    for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
-    let at = (this.at += digits);
-    do {
-      this.buf[--at] = 0x30 + (n % 10);
-      n = Math.floor(n / 10);
-    } while (n > 0);
+    this.at = decimal(this.buf, this.at, n);
   }
 
   ip(ip: IP): void {
@@ -56,14 +50,40 @@ export abstract class Utf8Out implements TextOut {
       this.str(formatIP(ip));
       return;
     }
-    for (let i = 0; i < 4; i++) {
-      if (i > 0) this.byte(0x2e); // '.'
-      this.num(ip.bytes[i]);
+    if (this.at + 15 > this.buf.length) this.room(15);
+    const b = ip.bytes;
+    const buf = this.buf;
+    let at = decimal(buf, this.at, b[0]);
+    for (let i = 1; i < 4; i++) {
+      buf[at++] = 0x2e; // '.'
+      at = decimal(buf, at, b[i]);
     }
+    this.at = at;
   }
 
   byte(c: number): void {
     if (this.at === this.buf.length) this.room(1);
     this.buf[this.at++] = c;
   }
+}
+
+/** n (a whole number from 0 to 2^31 - 1) in decimal at `at`; returns where it ends. */
+function decimal(buf: Buffer, at: number, n: number): number {
+  if (n < 10) {
+    buf[at] = 0x30 + n;
+    return at + 1;
+  }
+  if (n < 100) {
+    buf[at] = 0x30 + ((n / 10) | 0);
+    buf[at + 1] = 0x30 + (n % 10);
+    return at + 2;
+  }
+  let digits = 3;
+  for (let x = (n / 1000) | 0; x > 0; x = (x / 10) | 0) digits++;
+  const end = at + digits;
+  for (let i = end - 1; i >= at; i--) {
+    buf[i] = 0x30 + (n % 10);
+    n = (n / 10) | 0;
+  }
+  return end;
 }

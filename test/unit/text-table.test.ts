@@ -60,4 +60,14 @@ describe('text tables', () => {
     expect(t.rules.pieces.length).toBeGreaterThan(4);
     expect(printed([t])).toBe(transactionText(fullReplace([stmts.finish()])));
   });
+
+  it('refuse a rule of a chain not made, whatever came before', () => {
+    for (const b of [new TextTableBuilder({ family: 'ip', name: 't' }), new TableBuilder({ family: 'ip', name: 't' })]) {
+      expect(() => b.rule({ chain: '', stmts: [{ t: 'reject' }] })).toThrow('missing chain');
+      b.chain({ name: 'a' });
+      b.rule({ chain: 'a', stmts: [{ t: 'reject' }] });
+      expect(() => b.rule({ chain: 'b', stmts: [{ t: 'reject' }] })).toThrow('missing chain b');
+      expect(() => b.rule({ chain: '', stmts: [{ t: 'reject' }] })).toThrow('missing chain');
+    }
+  });
 });
