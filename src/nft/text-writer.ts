@@ -45,6 +45,12 @@ export class ByteChunks {
     if ((this.gatheredLength += s.length) >= GATHER_BYTES) this.copyGathered();
   }
 
+  /** Appends lines of any text, the last one's line end included. */
+  text(s: string): void {
+    // ASCII text is its own bytes; anything else is converted.
+    this.lines(Buffer.byteLength(s, 'utf8') === s.length ? s : latin1OfUtf8(s));
+  }
+
   finish(): void {
     this.copyGathered();
     this.flush();
