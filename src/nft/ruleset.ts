@@ -2,7 +2,8 @@
 // goto, @set and vmap names an object of the table, and no key is given two values.
 // Order never depends on insertion: the writer sorts chains, sets and elements.
 import { InternalError } from '../diag/diagnostic.js';
-import { compareIP, formatIP } from '../net/ip.js';
+import { compareIP, formatIP, type IP } from '../net/ip.js';
+import type { AddressPortRule } from './rule-template.js';
 import { sortedOrder } from './sort-names.js';
 import { ruleBodyText } from './text.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
@@ -153,16 +154,27 @@ export abstract class BaseTableBuilder {
   }
 
   rule(r: Rule): void {
-    // A chain's rules mostly come one after another: its number is looked up once for them.
-    const chain = r.chain === this.lastRuleChain ? this.lastRuleChainIndex : this.chainIndex.get(r.chain);
-    if (chain === undefined || chain < 0) throw new InternalError(`rule added to missing chain ${r.chain}`);
-    this.lastRuleChain = r.chain;
-    this.lastRuleChainIndex = chain;
+    const chain = this.ruleChainNumber(r.chain);
     makeRule(r);
     this.referrer = 'rule in';
     this.where = r.chain;
     for (const s of r.stmts) forEachReference(s, this.refChain, this.refSet);
     this.keepRule(chain, r);
+  }
+
+  /** The rule of a template for one address and port (rule-template.ts). */
+  templateRule(chain: string, t: AddressPortRule, ip: IP, port: number): void {
+    this.rule({ chain, stmts: t.make(ip, port) });
+  }
+
+  /** The number of the chain a rule is added to, which must exist. */
+  protected ruleChainNumber(name: string): number {
+    // A chain's rules mostly come one after another: its number is looked up once for them.
+    const chain = name === this.lastRuleChain ? this.lastRuleChainIndex : this.chainIndex.get(name);
+    if (chain === undefined || chain < 0) throw new InternalError(`rule added to missing chain ${name}`);
+    this.lastRuleChain = name;
+    this.lastRuleChainIndex = chain;
+    return chain;
   }
 
   // No chain is named '' (makeChain checks names): it stands for none yet.

@@ -9,6 +9,8 @@ import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents } from './ruleset.js';
 import { tableWords, writeElementLine, writeRule, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
+import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
+import type { IP } from '../net/ip.js';
 
 /**
  * Printed items, each in one piece: item k is pieces[piece[k]] from start[k] to end[k].
@@ -46,6 +48,35 @@ export class TextTableBuilder extends BaseTableBuilder {
     store.byte(0x0a);
     store.end();
     this.ruleChain.push(chain);
+  }
+
+  // Each template's rule in pieces, by address family, once it has been used.
+  private readonly templates = new Map<AddressPortRule, RulePieces[]>();
+
+  override templateRule(chain: string, t: AddressPortRule, ip: IP, port: number): void {
+    const pieces = this.templates.get(t)?.[ip.family];
+    if (!pieces) {
+      // The first use is checked as any rule is, references and all; the others hold the
+      // same statements but for an address and a port, so they need no checks of their own.
+      this.rule({ chain, stmts: t.make(ip, port) });
+      const known = this.templates.get(t) ?? [];
+      known[ip.family] = rulePieces(t, ip, port);
+      this.templates.set(t, known);
+      return;
+    }
+    const number = this.ruleChainNumber(chain);
+    const store = this.rules;
+    store.begin();
+    store.head(this.ruleHead, chain);
+    for (let i = 0; i < pieces.length; i++) {
+      const p = pieces[i];
+      if (p === ADDRESS) store.ip(ip);
+      else if (p === PORT) store.num(port);
+      else store.str(p);
+    }
+    store.byte(0x0a);
+    store.end();
+    this.ruleChain.push(number);
   }
 
   finish(): TableText {

@@ -11,6 +11,9 @@ import { TextTableBuilder, type TableText } from '../../src/nft/text-table.js';
 import { TableBuilder } from '../../src/nft/ruleset.js';
 import { fullReplace } from '../../src/nft/transaction.js';
 import type { Chain, Rule } from '../../src/nft/objects.js';
+import { AddressPortRule } from '../../src/nft/rule-template.js';
+import { eq, jump, meta, payload } from '../../src/nft/expr.js';
+import { parseIP } from '../../src/net/ip.js';
 import { listFixtures } from '../helpers/fixtures.js';
 import { parseArgsToOptions } from '../helpers/options.js';
 
@@ -69,5 +72,46 @@ describe('text tables', () => {
       expect(() => b.rule({ chain: 'b', stmts: [{ t: 'reject' }] })).toThrow('missing chain b');
       expect(() => b.rule({ chain: '', stmts: [{ t: 'reject' }] })).toThrow('missing chain');
     }
+  });
+
+  it('print template rules as their statements print, for both families and among other rules', () => {
+    for (const family of ['ip', 'ip6'] as const) {
+      const table = { family, name: 't' };
+      const text = new TextTableBuilder(table);
+      const stmts = new TableBuilder(table);
+      const hairpin = new AddressPortRule((ip) => [eq(payload(family, 'saddr'), { t: 'ip', ip }), jump('mark')]);
+      const dnat = new AddressPortRule((ip, port) => [eq(meta('l4proto'), { t: 'sym', s: 'udp' }), { t: 'dnat', ip, port }]);
+      const addresses = family === 'ip' ? ['10.0.0.1', '192.168.255.254', '1.2.3.4'] : ['fd00::1', '2001:db8::ff:1', '::ffff:1.2.3.4'];
+      for (const b of [text, stmts]) {
+        b.chain({ name: 'mark' });
+        addresses.forEach((a, i) => {
+          const chain = `ep-${i}`;
+          b.chain({ name: chain });
+          b.templateRule(chain, hairpin, parseIP(a)!, 0);
+          b.rule({ chain, stmts: [{ t: 'reject' }] });
+          b.templateRule(chain, dnat, parseIP(a)!, [1, 80, 65535][i]);
+        });
+      }
+      expect(printed([text.finish()])).toBe(transactionText(fullReplace([stmts.finish()])));
+    }
+  });
+
+  it('check a template rule as any rule: references, and a template that does not print its values as values', () => {
+    const b = new TextTableBuilder({ family: 'ip', name: 't' });
+    b.chain({ name: 'a' });
+    const toMissing = new AddressPortRule((ip) => [eq(payload('ip', 'saddr'), { t: 'ip', ip }), jump('missing')]);
+    b.templateRule('a', toMissing, parseIP('10.0.0.1')!, 1);
+    b.templateRule('a', toMissing, parseIP('10.0.0.2')!, 1);
+    expect(() => b.finish()).toThrow('refers to missing chain missing');
+    // A chain named after the address: the pieces would print every rule with the first one's name.
+    const c = new TextTableBuilder({ family: 'ip', name: 't' });
+    c.chain({ name: 'a' });
+    c.chain({ name: 'to-1' });
+    const named = new AddressPortRule((ip) => [jump(`to-${ip.bytes[3]}`)]);
+    expect(() => c.templateRule('a', named, parseIP('10.0.0.1')!, 1)).toThrow('rule template prints');
+    expect(() => c.templateRule('b', named, parseIP('10.0.0.1')!, 1)).toThrow('missing chain b');
+    // One that happens to print its first use right is still found out.
+    c.chain({ name: 'to-0' });
+    expect(() => c.templateRule('a', named, parseIP('10.0.0.0')!, 1)).toThrow('rule template prints');
   });
 });

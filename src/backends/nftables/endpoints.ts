@@ -1,21 +1,29 @@
 // Per-endpoint chains (hairpin masquerade, affinity update, DNAT) and affinity sets.
-import { eq, jump, meta } from '../../nft/expr.js';
+import { eq, jump, meta, payload } from '../../nft/expr.js';
+import { AddressPortRule } from '../../nft/rule-template.js';
 import type { BaseTableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import { MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
-// Statements every endpoint chain has, made once.
+// The rules every endpoint chain has, but for the endpoint's address and port.
 const markForMasquerade = jump(MARK_MASQ_CHAIN);
-const l4protoIs = {
-  tcp: eq(meta('l4proto'), { t: 'sym', s: 'tcp' }),
-  udp: eq(meta('l4proto'), { t: 'sym', s: 'udp' }),
-  sctp: eq(meta('l4proto'), { t: 'sym', s: 'sctp' }),
+// An endpoint reaching its own Service (hairpin) must be masqueraded, or its reply would
+// go straight back to itself and not through the DNAT.
+const hairpin = {
+  ip: new AddressPortRule((ip) => [eq(payload('ip', 'saddr'), { t: 'ip', ip }), markForMasquerade]),
+  ip6: new AddressPortRule((ip) => [eq(payload('ip6', 'saddr'), { t: 'ip', ip }), markForMasquerade]),
 };
+const dnatRule = (proto: 'tcp' | 'udp' | 'sctp') => {
+  const l4protoIs = eq(meta('l4proto'), { t: 'sym', s: proto });
+  return new AddressPortRule((ip, port) => [l4protoIs, { t: 'dnat', ip, port }]);
+};
+const dnat = { tcp: dnatRule('tcp'), udp: dnatRule('udp'), sctp: dnatRule('sctp') };
 
 export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
   const { sp } = plan;
-  const protocolMatch = l4protoIs[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
+  const dnatToEndpoint = dnat[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
+  const hairpinOf = hairpin[ctx.family];
   const endpoints = plan.endpoints.allReachableEndpoints;
   const names = plan.endpointNames(endpoints);
   for (let i = 0; i < endpoints.length; i++) {
@@ -34,10 +42,8 @@ export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: Ser
         timeoutSeconds: sp.affinityTimeout,
       });
     }
-    // An endpoint reaching its own Service (hairpin) must be masqueraded, or its reply
-    // would go straight back to itself and not through the DNAT.
-    b.rule({ chain, stmts: [eq(ctx.saddr, { t: 'ip', ip: ep.ip }), markForMasquerade] });
+    b.templateRule(chain, hairpinOf, ep.ip, ep.port);
     if (sp.affinityTimeout !== undefined) b.rule({ chain, stmts: [{ t: 'update', set: affinitySet, key: ctx.saddr }] });
-    b.rule({ chain, stmts: [protocolMatch, { t: 'dnat', ip: ep.ip, port: ep.port }] });
+    b.templateRule(chain, dnatToEndpoint, ep.ip, ep.port);
   }
 }
