@@ -1,7 +1,8 @@
 // Snapshot objects from the fast path, with positions found lazily: the first locate() on
 // an object reads the piece of text that holds it (its document, or its List item) with
 // the positioned parser, and the offsets found there are moved to the file's lines.
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import type { Document, LineCounter } from 'yaml';
+import { yaml } from './yaml-lib.js';
 import type { Position } from '../diag/diagnostic.js';
 import { readFastEach, type FastDocument, type Fragment } from './fast-parse.js';
 import { LineIndex } from './positions.js';
@@ -31,7 +32,7 @@ class LazyDocument {
   ) {}
 
   get(): Document {
-    return (this.#doc ??= parseDocument(this.f.text.slice(this.start, this.end), { prettyErrors: false }));
+    return (this.#doc ??= yaml().parseDocument(this.f.text.slice(this.start, this.end), { prettyErrors: false }));
   }
 }
 

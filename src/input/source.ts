@@ -7,7 +7,8 @@
 // a positioned diagnostic, never as an exception.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Composer, LineCounter, Parser, isAlias, isMap, isNode, isScalar, isSeq, visit, type Document, type Node } from 'yaml';
+import type { Document, LineCounter, Node } from 'yaml';
+import { yaml } from './yaml-lib.js';
 import type { Diagnostic, Position } from '../diag/diagnostic.js';
 import { nestingProblem, valueShapeProblem, MAX_NESTING } from './shape.js';
 import { eachFastObject, readFastObjects, type SlowReader } from './fast-objects.js';
@@ -104,6 +105,7 @@ export function readInputs(args: string[], readStdin: () => string): { files: In
 
 /** The node at a path, resolving aliases (a problem inside an aliased value is in its anchor's text). */
 function step(doc: Document, node: unknown, key: string | number): { pairKey?: Node; value?: Node } | null {
+  const { isAlias, isSeq, isNode, isMap, isScalar } = yaml();
   const target = isAlias(node) ? node.resolve(doc) : node;
   if (isSeq(target)) {
     if (typeof key !== 'number') return null;
@@ -149,6 +151,7 @@ export function locator(doc: Document, lines: Pick<LineCounter, 'linePos'>, file
  * string keys).
  */
 function badStructure(doc: Document): { offset: number; message: string } | null {
+  const { visit, isAlias, isMap, isSeq } = yaml();
   let bad: { offset: number; message: string } | null = null;
   visit(doc, {
     Alias(_key, node, ancestors) {
@@ -223,9 +226,9 @@ function composeDocuments(f: InputFile, lines: LineCounter, syntax: string, at: 
     }
     // The parser is iterative; composing is recursive, so each document's nesting is
     // bounded before it is composed. Documents stream through, never all tokens at once.
-    const composer = new Composer({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' });
+    const composer = new (yaml().Composer)({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' });
     const docs: Document.Parsed[] = [];
-    for (const token of new Parser(lines.addNewLine).parse(f.text)) {
+    for (const token of new (yaml().Parser)(lines.addNewLine).parse(f.text)) {
       const deep = nestingProblem([token]);
       if (deep !== null) {
         at(deep, `invalid ${syntax}: nested more than ${MAX_NESTING} levels deep`);
@@ -312,7 +315,7 @@ export function streamFiles(files: InputFile[], each: (o: SourceObject) => void)
 
 /** A file read by the full parser, with positions for everything. */
 function parseFull(f: InputFile, fileIndex: number, objects: SourceObject[], diagnostics: Diagnostic[]): void {
-  const lines = new LineCounter();
+  const lines = new (yaml().LineCounter)();
   const at: At = (offset, message) => {
     const lp = lines.linePos(offset);
     diagnostics.push({ severity: 'error', pos: { file: f.name, line: lp.line, col: lp.col }, message });
@@ -346,7 +349,7 @@ function slowDocument(text: string, file: string): { doc: Document.Parsed; value
   const at: At = () => {
     failed = true;
   };
-  const docs = composeDocuments({ name: file, text }, new LineCounter(), 'YAML', at);
+  const docs = composeDocuments({ name: file, text }, new (yaml().LineCounter)(), 'YAML', at);
   if (failed || !docs || docs.length !== 1) return null;
   const value = documentValue(docs[0], 'YAML', at);
   return failed || value === undefined ? null : { doc: docs[0], value };

@@ -1,6 +1,6 @@
 // --packets FILE: a JSON (or YAML) array of packets, checked like the snapshot: every problem
 // is reported with its file, line and column, and none is traced while any is wrong.
-import { LineCounter, parseDocument } from 'yaml';
+import { yaml } from '../input/yaml-lib.js';
 import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
 import { Reporter } from '../check/collector.js';
 import { locator, type InputFile, type SourceObject } from '../input/source.js';
@@ -78,8 +78,8 @@ function packetAt(r: Reporter, i: number, v: unknown): TracePacket | null {
 /** Parses and checks the packets file; throws UserInputError with every problem. */
 export function parsePacketsFile(f: InputFile): TracePacket[] {
   const diags: Diagnostic[] = [];
-  const lines = new LineCounter();
-  const doc = parseDocument(f.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const lines = new (yaml().LineCounter)();
+  const doc = yaml().parseDocument(f.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     for (const e of doc.errors) {
       const lp = lines.linePos(e.pos[0]);
