@@ -45,10 +45,18 @@ export class ByteChunks {
     if ((this.gatheredLength += s.length) >= GATHER_BYTES) this.copyGathered();
   }
 
-  /** Appends lines of any text, the last one's line end included. */
-  text(s: string): void {
-    // ASCII text is its own bytes; anything else is converted.
-    this.lines(Buffer.byteLength(s, 'utf8') === s.length ? s : latin1OfUtf8(s));
+  /** Appends a line of any text, and its line end: encoded straight into the chunk. */
+  textLine(s: string): void {
+    if (this.gatheredLength > 0) this.copyGathered();
+    // UTF-8 takes at most three bytes for each UTF-16 unit.
+    const most = 3 * s.length + 1;
+    if (this.at + most > this.buf.length) {
+      this.flush();
+      if (most > this.buf.length) this.buf = Buffer.allocUnsafe(most);
+    }
+    this.at += this.buf.write(s, this.at, 'utf8');
+    this.buf[this.at++] = 0x0a;
+    if (this.at >= CHUNK_BYTES) this.flush();
   }
 
   finish(): void {

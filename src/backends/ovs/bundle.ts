@@ -33,14 +33,13 @@ interface Kept<Owner> {
   flow: Flow | undefined;
   text: string;
   owner: Owner;
-  /** Table ascending, then priority descending (priorities are 0..65535): the print order. */
-  place: number;
 }
 
 export class Bundle<Owner> {
   private readonly groups = new Map<number, Group>();
   private readonly groupTexts = new Map<number, string[]>();
-  private readonly flows = new Map<string, Kept<Owner>>();
+  /** Flows by place, then by match: a flow is known by its table, priority and match. */
+  private readonly flows = new Map<number, Map<string, Kept<Owner>>>();
   /** Groups named by flows (flow text, then group ID), checked once everything is added. */
   private readonly groupRefs: (string | number)[] = [];
 
@@ -62,14 +61,16 @@ export class Bundle<Owner> {
    */
   addFlow(flow: Flow, owner: Owner): void {
     const match = matchText(flow);
-    const key = `${flow.table}/${flow.priority}/${match}`;
     const text = flowText(flow, match);
-    const had = this.flows.get(key);
+    const place = flow.table * 65536 + (65535 - flow.priority);
+    let same = this.flows.get(place);
+    if (!same) this.flows.set(place, (same = new Map()));
+    const had = same.get(match);
     if (had) {
       if (had.text !== text) this.onConflict({ keptOwner: had.owner, dropped: flow, droppedOwner: owner });
       return;
     }
-    this.flows.set(key, { flow: this.form === 'values' ? flow : undefined, text, owner, place: flow.table * 65536 + (65535 - flow.priority) });
+    same.set(match, { flow: this.form === 'values' ? flow : undefined, text, owner });
     for (const a of flow.actions) if (a.t === 'group') this.groupRefs.push(text, a.id);
   }
 
@@ -117,14 +118,9 @@ export class Bundle<Owner> {
   /**
    * The flows a table and priority at a time, in print order: a few dozen small sorts by
    * text cost much less than one sort of every flow that compares numbers before text.
+   * A place is the table ascending, then the priority descending (priorities are 0..65535).
    */
   private byPlace(): Kept<Owner>[][] {
-    const byPlace = new Map<number, Kept<Owner>[]>();
-    for (const e of this.flows.values()) {
-      const same = byPlace.get(e.place);
-      if (same) same.push(e);
-      else byPlace.set(e.place, [e]);
-    }
-    return [...byPlace.keys()].sort((a, b) => a - b).map((place) => byPlace.get(place)!);
+    return [...this.flows.keys()].sort((a, b) => a - b).map((place) => [...this.flows.get(place)!.values()]);
   }
 }

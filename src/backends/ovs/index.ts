@@ -65,7 +65,7 @@ export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]
   const bundle = buildBundle(families, warnings, 'text');
   return (sink) => {
     const out = new ByteChunks(sink);
-    bundle.eachLine((l) => out.text(`${l}\n`));
+    bundle.eachLine((l) => out.textLine(l));
     out.finish();
   };
 }
