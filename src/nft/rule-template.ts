@@ -37,10 +37,20 @@ export function rulePieces(t: AddressPortRule, ip: IP, port: number): RulePieces
   for (const [a, p] of [[ip, port], [OTHER_ADDRESS[ip.family], OTHER_PORT]] as const) {
     const usual = new StringOut();
     writeRule(usual, { chain: '', stmts: t.make(a, p) });
-    const filled = pieces.map((x) => (x === ADDRESS ? formatIP(a) : x === PORT ? String(p) : x)).join('');
+    const filled = filledText(pieces, a, p);
     if (filled !== usual.text) throw new InternalError(`rule template prints ${JSON.stringify(filled)}, not ${JSON.stringify(usual.text)}`);
   }
   return pieces;
+}
+
+/** The rule's text for an address and a port. */
+export function filledText(pieces: RulePieces, ip: IP, port: number): string {
+  let text = '';
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i];
+    text += p === ADDRESS ? formatIP(ip) : p === PORT ? String(port) : p;
+  }
+  return text;
 }
 
 // The second check's values (documentation addresses).

@@ -9,7 +9,7 @@ import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents } from './ruleset.js';
 import { tableWords, writeElementLine, writeRule, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
-import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
+import { ADDRESS, PORT, type AddressPortRule } from './rule-template.js';
 import type { IP } from '../net/ip.js';
 
 /**
@@ -50,20 +50,9 @@ export class TextTableBuilder extends BaseTableBuilder {
     this.ruleChain.push(chain);
   }
 
-  // Each template's rule in pieces, by address family, once it has been used.
-  private readonly templates = new Map<AddressPortRule, RulePieces[]>();
-
   override templateRule(chain: string, t: AddressPortRule, ip: IP, port: number): void {
-    const pieces = this.templates.get(t)?.[ip.family];
-    if (!pieces) {
-      // The first use is checked as any rule is, references and all; the others hold the
-      // same statements but for an address and a port, so they need no checks of their own.
-      this.rule({ chain, stmts: t.make(ip, port) });
-      const known = this.templates.get(t) ?? [];
-      known[ip.family] = rulePieces(t, ip, port);
-      this.templates.set(t, known);
-      return;
-    }
+    const pieces = this.templatePieces(chain, t, ip, port);
+    if (!pieces) return;
     const number = this.ruleChainNumber(chain);
     const store = this.rules;
     store.begin();

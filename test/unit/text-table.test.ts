@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compileFamilyTableText } from '../../src/backends/nftables/index.js';
 import { compileTables, loadModel } from '../../src/compile.js';
-import { transactionText } from '../../src/nft/text.js';
+import { ruleBodyText, transactionText } from '../../src/nft/text.js';
 import { fullReplaceBytes } from '../../src/nft/text-writer.js';
 import { TextTableBuilder, type TableText } from '../../src/nft/text-table.js';
 import { TableBuilder } from '../../src/nft/ruleset.js';
@@ -92,7 +92,19 @@ describe('text tables', () => {
           b.templateRule(chain, dnat, parseIP(a)!, [1, 80, 65535][i]);
         });
       }
-      expect(printed([text.finish()])).toBe(transactionText(fullReplace([stmts.finish()])));
+      const withStatements = stmts.finish();
+      expect(printed([text.finish()])).toBe(transactionText(fullReplace([withStatements])));
+      // The diff's table keeps each rule's text: the same text.
+      const texts = new TableBuilder(table, 'text');
+      texts.chain({ name: 'mark' });
+      addresses.forEach((a, i) => {
+        texts.chain({ name: `ep-${i}` });
+        texts.templateRule(`ep-${i}`, hairpin, parseIP(a)!, 0);
+        texts.templateRule(`ep-${i}`, dnat, parseIP(a)!, [1, 80, 65535][i]);
+      });
+      const kept = texts.finish().chains.flatMap((c) => c.rules.map((r) => r.text));
+      const expected = withStatements.chains.flatMap((c) => c.rules.filter((r) => r.stmts[0].t !== 'reject').map((r) => ruleBodyText(r.stmts)));
+      expect(kept).toEqual(expected);
     }
   });
 
