@@ -46,6 +46,8 @@ export function topologyFilter(
     else if (ep.nodeHints.has(nodeName)) forNode = true;
     if (!ep.zoneHints || ep.zoneHints.size === 0) allZone = false;
     else if (ep.zoneHints.has(zone)) forZone = true;
+    // Neither kind of hint on every endpoint: no filter, whatever the rest hold.
+    if (!allNode && !allZone) return null;
   }
   if (allNode && forNode) return (ep) => ep.nodeHints?.has(nodeName) ?? false;
   if (zone !== '' && allZone && forZone) return (ep) => ep.zoneHints?.has(zone) ?? false;
