@@ -43,14 +43,14 @@ export function rulePieces(t: AddressPortRule, ip: IP, port: number): RulePieces
   return pieces;
 }
 
-/** The rule's text for an address and a port. */
+/** The rule's text for an address and a port, as one flat string (see StringOut). */
 export function filledText(pieces: RulePieces, ip: IP, port: number): string {
-  let text = '';
+  const parts: string[] = new Array(pieces.length);
   for (let i = 0; i < pieces.length; i++) {
     const p = pieces[i];
-    text += p === ADDRESS ? formatIP(ip) : p === PORT ? String(port) : p;
+    parts[i] = p === ADDRESS ? formatIP(ip) : p === PORT ? String(port) : p;
   }
-  return text;
+  return parts.join('');
 }
 
 // The second check's values (documentation addresses).
