@@ -114,7 +114,7 @@ function buildProgram(io: Io): Command {
       .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
       .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']))
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
-  ).action((files: string[], o: Record<string, unknown>) => {
+  ).action(async (files: string[], o: Record<string, unknown>) => {
     const inputs = loadInputs(io, files);
     const opts = compileOptionsFrom(o);
     let result: { output: Output; warnings: Diagnostic[] };
@@ -122,7 +122,7 @@ function buildProgram(io: Io): Command {
       if (o.format !== undefined) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
       const ovs = commandRegistry.compileOvs;
       if (!ovs) throw new UsageError('--backend ovs is not available in this build');
-      result = ovs(inputs, { ...opts, strict: o.strict === true });
+      result = await ovs(inputs, { ...opts, strict: o.strict === true });
     } else {
       result = compileNftables(inputs, {
         ...opts,

@@ -8,7 +8,7 @@ import type { CompileOptions } from '../model/options.js';
 import type { Io } from './main.js';
 
 export interface Registry {
-  compileOvs?: (files: InputFile[], opts: CompileOptions & { strict?: boolean }) => { output: Output; warnings: Diagnostic[] };
+  compileOvs?: (files: InputFile[], opts: CompileOptions & { strict?: boolean }) => Promise<{ output: Output; warnings: Diagnostic[] }>;
   extraCommands: ((program: Command, io: Io) => void)[];
   /** A command that ends with a non-zero status that is not an error (diff --exit-code). */
   lastExitCode?: number;
