@@ -7,11 +7,11 @@ import { buildModel } from './model/build.js';
 import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
 import { validateObject, validateObjects } from './schema/validate.js';
-import { compileFamilyTable, compileFamilyTableText } from './backends/nftables/index.js';
+import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText } from './backends/nftables/index.js';
 import { fullReplace } from './nft/transaction.js';
 import { fullReplaceBytes, type ChunkWriter } from './nft/text-writer.js';
 import { transactionJson } from './nft/json.js';
-import type { RuleForm, TableContents } from './nft/ruleset.js';
+import type { TableContents } from './nft/ruleset.js';
 
 export interface ModelResult {
   families: FamilyModel[];
@@ -92,9 +92,14 @@ export interface CompileResult {
   warnings: Diagnostic[];
 }
 
-/** One table per IP family, with every rule's statements (or only its text). */
-export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[], ruleForm: RuleForm = 'statements'): TableContents[] {
-  return model.families.map((m) => compileFamilyTable(m, { tableName, ruleForm }, warnings));
+/** One table per IP family, with every rule's statements (JSON output, tracing). */
+export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
+  return model.families.map((m) => compileFamilyTable(m, { tableName }, warnings));
+}
+
+/** One table per IP family, its rules kept printed: what the diff compares and prints. */
+export function compilePrintedTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
+  return model.families.map((m) => compileFamilyTablePrinted(m, { tableName }, warnings));
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {

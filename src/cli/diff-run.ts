@@ -1,7 +1,7 @@
 // The work of `kproxc diff` (diff-command.ts reads its options): the nft transaction that
 // turns the live tables (as `nft -j list ruleset` prints them) into what `compile` would load.
 import { formatDiagnostic, sortDiagnostics, UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
-import { compileTables, loadModel } from '../compile.js';
+import { compilePrintedTables, loadModel } from '../compile.js';
 import { fileChunks } from '../input/chunks.js';
 import { diffLive } from '../nft/diff.js';
 import { readLive } from '../nft/live.js';
@@ -26,7 +26,7 @@ function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { t
   const strict = o.strict === true;
   const model = loadModel(loadInputs(io, files), compileOptionsFrom(o), strict);
   const warnings = [...model.warnings];
-  const tables = compileTables(model, o.table as string, warnings, 'text');
+  const tables = compilePrintedTables(model, o.table as string, warnings);
   if (strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
   return { tables, warnings };
 }

@@ -3,7 +3,7 @@
 import { UsageError, type Diagnostic } from '../diag/diagnostic.js';
 import type { InputFile } from '../input/source.js';
 import { dnsSubdomainProblem } from '../check/names.js';
-import { cidrContains, formatIP, isLoopback, isZeroCIDR, parseCIDR, parseIP, compareIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
+import { cidrContains, isLoopback, isZeroCIDR, parseCIDR, parseIP, compareIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 import type { Decoded, DecodedEndpointSet, DecodedNode, DecodedProxyConfig } from './decode.js';
 import type { CompileOptions } from './options.js';
 import {

@@ -232,7 +232,7 @@ class TableDiff {
     const fate = chainFate(d, li >= 0, lBase);
     // Compared here, while the wanted chain is at hand: most of a large table is
     // unchanged, and visiting it twice costs as much as comparing it.
-    return { name, d, li, lBase, fate, same: fate === 'kept' && this.live.printsAs(li, d!.rules) };
+    return { name, d, li, lBase, fate, same: fate === 'kept' && this.live.printsAs(li, d!) };
   }
 
   run(): DiffResult {

@@ -14,7 +14,7 @@ import type { ElementLines } from './listing-elements.js';
 import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from './live.js';
 import { elementValueKey, samePrintedRules, type LiveSet, type LiveTableView } from './live-view.js';
 import type { BaseChainSpec, DataType, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
-import { keyString, type ChainContents } from './ruleset.js';
+import { keyString, printedRules, type ChainContents } from './ruleset.js';
 import { ruleBodyText } from './text.js';
 import { readRuleText } from './text-read.js';
 
@@ -334,20 +334,21 @@ class CompactView implements LiveTableView {
     return this.c.ruleCount[i];
   }
 
-  printsAs(i: number, want: Rule[]): boolean {
+  printsAs(i: number, chain: ChainContents): boolean {
     const c = this.c;
     const first = c.ruleFirst[i];
-    if (want.length !== c.ruleCount[i]) return false;
-    if (this.oddIn(first, want.length)) return samePrintedRules(want, this.rules(i));
+    const want = printedRules(chain);
+    if (want.count !== c.ruleCount[i]) return false;
+    if (this.oddIn(first, want.count)) return samePrintedRules(chain.rules, this.rules(i));
     const { texts, textEnd, commentEnd, hasComment } = c;
-    for (let k = 0; k < want.length; k++) {
+    for (let k = 0; k < want.count; k++) {
       const r = first + k;
-      const w = want[k];
-      const text = w.text ?? ruleBodyText(w.stmts);
+      const text = want.text(k);
       const start = r === 0 ? 0 : commentEnd[r - 1];
       // A slice compared whole is cheaper than startsWith at an offset.
       if (textEnd[r] - start !== text.length || texts.slice(start, textEnd[r]) !== text) return false;
-      if (w.comment === undefined ? hasComment[r] === 1 : hasComment[r] !== 1 || texts.slice(textEnd[r], commentEnd[r]) !== w.comment) return false;
+      const comment = want.comment(k);
+      if (comment === undefined ? hasComment[r] === 1 : hasComment[r] !== 1 || texts.slice(textEnd[r], commentEnd[r]) !== comment) return false;
     }
     return true;
   }

@@ -27,8 +27,8 @@ export interface LiveTableView {
   /** Chain i's hook, type, priority and policy, when it is a base chain. */
   chainBase(i: number): BaseChainSpec | undefined;
   ruleCount(i: number): number;
-  /** Whether chain i's rules print as these, in order and with the same comments. */
-  printsAs(i: number, want: Rule[]): boolean;
+  /** Whether chain i's rules print as the wanted chain's, in order and with the same comments. */
+  printsAs(i: number, want: ChainContents): boolean;
   /** Chain i's rules, with their handles. */
   rules(i: number): Rule[];
   readonly sets: LiveSet[];
@@ -86,8 +86,8 @@ class ContentsView implements LiveTableView {
   ruleCount(i: number): number {
     return this.chains[i].rules.length;
   }
-  printsAs(i: number, want: Rule[]): boolean {
-    return samePrintedRules(want, this.chains[i].rules);
+  printsAs(i: number, want: ChainContents): boolean {
+    return samePrintedRules(want.rules, this.chains[i].rules);
   }
   rules(i: number): Rule[] {
     return this.chains[i].rules;

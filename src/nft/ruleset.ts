@@ -3,7 +3,7 @@
 // Order never depends on insertion: the writer sorts chains, sets and elements.
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP, type IP } from '../net/ip.js';
-import { filledText, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
+import { rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
 import { sortedOrder } from './sort-names.js';
 import { ruleBodyText } from './text.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
@@ -28,6 +28,26 @@ export interface SetContents {
 export interface ChainContents {
   chain: Chain;
   rules: Rule[]; // in order
+  /**
+   * Each rule's text and comment without the Rule objects, where the table kept its rules
+   * printed (the diff's table, which reads them once to compare and makes the rules of
+   * the few chains that changed).
+   */
+  printed?: PrintedRules;
+}
+
+export interface PrintedRules {
+  readonly count: number;
+  /** Rule k's statements as nft text (ruleBodyText). */
+  text(k: number): string;
+  comment(k: number): string | undefined;
+}
+
+/** A chain's rules as PrintedRules, kept printed or not. */
+export function printedRules(c: ChainContents): PrintedRules {
+  if (c.printed) return c.printed;
+  const rules = c.rules;
+  return { count: rules.length, text: (k) => rules[k].text ?? ruleBodyText(rules[k].stmts), comment: (k) => rules[k].comment };
 }
 
 export interface TableContents {
@@ -94,13 +114,6 @@ export interface ElementConflict {
   existing: Element;
   rejected: Element;
 }
-
-/**
- * What a built table keeps of its rules: their statements (for diff, JSON and tracing),
- * or only each rule's text as a string (for the diff, which compares and prints rule
- * text). A table that is only printed keeps less still: TextTableBuilder.
- */
-export type RuleForm = 'statements' | 'text';
 
 /**
  * The checks and bookkeeping every table needs, whatever it keeps of its rules. Chains are
@@ -263,37 +276,19 @@ export abstract class BaseTableBuilder {
   }
 }
 
-/** A table with every rule's statements: for the diff, JSON output and tracing. */
-const NO_STATEMENTS: Stmt[] = Object.freeze([]) as unknown as Stmt[];
+/** The statements of a rule kept as its text (Rule.text). */
+export const NO_STATEMENTS: Stmt[] = Object.freeze([]) as unknown as Stmt[];
 
+/** A table with every rule's statements: JSON output and tracing. */
 export class TableBuilder extends BaseTableBuilder {
   private readonly chainRules: Rule[][] = [];
-
-  constructor(
-    table: Table,
-    private readonly ruleForm: RuleForm = 'statements',
-  ) {
-    super(table);
-  }
 
   protected override chainAdded(): void {
     this.chainRules.push([]);
   }
 
-  override templateRule(chain: string, t: AddressPortRule, ip: IP, port: number): void {
-    if (this.ruleForm === 'statements') return super.templateRule(chain, t, ip, port);
-    const pieces = this.templatePieces(chain, t, ip, port);
-    if (pieces) this.chainRules[this.ruleChainNumber(chain)].push({ chain, stmts: NO_STATEMENTS, text: filledText(pieces, ip, port) });
-  }
-
   protected keepRule(chain: number, r: Rule): void {
-    if (this.ruleForm === 'statements') {
-      this.chainRules[chain].push(r);
-      return;
-    }
-    const kept: Rule = { chain: r.chain, stmts: NO_STATEMENTS, text: ruleBodyText(r.stmts) };
-    if (r.comment !== undefined) kept.comment = r.comment;
-    this.chainRules[chain].push(kept);
+    this.chainRules[chain].push(r);
   }
 
   finish(): TableContents {

@@ -6,8 +6,8 @@
 // printed in name order. Printing as bytes makes no strings on the way either, and the
 // lines of a chain's rules added one after another are printed out as one piece.
 import type { Chain, Rule, Table } from './objects.js';
-import { BaseTableBuilder, type SetContents } from './ruleset.js';
-import { tableWords, writeElementLine, writeRule, writeSetAdd } from './text.js';
+import { BaseTableBuilder, NO_STATEMENTS, type ChainContents, type PrintedRules, type SetContents, type TableContents } from './ruleset.js';
+import { COMMENT_OPEN, tableWords, writeComment, writeElementLine, writeRuleText, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
 import { ADDRESS, PORT, type AddressPortRule } from './rule-template.js';
 import type { IP } from '../net/ip.js';
@@ -40,11 +40,18 @@ export class TextTableBuilder extends BaseTableBuilder {
   // Per rule, in the order added: its chain's number.
   private readonly ruleChain: number[] = [];
 
+  // Rule number to where its comment starts in its line (few rules have one).
+  private readonly commentAt = new Map<number, number>();
+
   protected keepRule(chain: number, r: Rule): void {
     const store = this.rules;
     store.begin();
     store.head(this.ruleHead, r.chain);
-    writeRule(store, r);
+    writeRuleText(store, r);
+    if (r.comment !== undefined) {
+      this.commentAt.set(store.count, store.itemLength());
+      writeComment(store, r.comment);
+    }
     store.byte(0x0a);
     store.end();
     this.ruleChain.push(chain);
@@ -71,9 +78,108 @@ export class TextTableBuilder extends BaseTableBuilder {
   finish(): TableText {
     const order = this.chainOrder();
     const chains = Array.from(order, (i) => this.chainList[i]);
-    const ruleOrder = groupByChain(order, this.ruleChain);
+    const { ruleOrder } = groupByChain(order, this.ruleChain);
     const { sets, elements } = printSets(this.sortedSets(), tableWords(this.table));
     return { table: this.table, chains, sets, rules: this.rules.items(ruleOrder), elements };
+  }
+
+  /**
+   * The table as the diff reads it: chains in name order, each with its rules' text and
+   * comment read back from the printed lines when asked for (strings that die young,
+   * where a Rule and a string per rule would be copied by every collection until the end).
+   */
+  contents(): TableContents {
+    const order = this.chainOrder();
+    const { ruleOrder, first } = groupByChain(order, this.ruleChain);
+    const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt, Buffer.byteLength(this.ruleHead));
+    const chains = Array.from(order, (c, i) => new PrintedChain(this.chainList[c], lines, first[i], first[i + 1]));
+    return { table: this.table, chains, sets: this.sortedSets() };
+  }
+}
+
+/** The printed rule lines of a table, grouped by chain, read back as text. */
+class PrintedLines {
+  // Whether each piece is ASCII, which is then its own text; found when first needed.
+  private readonly ascii: boolean[] = [];
+  // Line number to where its comment starts in the line, for the few lines with one.
+  private readonly commentAt = new Map<number, number>();
+
+  constructor(
+    private readonly items: PrintedItems,
+    ruleOrder: number[],
+    commentOfRule: Map<number, number>,
+    private readonly headBytes: number,
+  ) {
+    if (commentOfRule.size === 0) return;
+    for (let j = 0; j < ruleOrder.length; j++) {
+      const at = commentOfRule.get(ruleOrder[j]);
+      if (at !== undefined) this.commentAt.set(j, at);
+    }
+  }
+
+  /** Line j's statements: after the head ("add rule TABLE CHAIN "), up to its comment or line end. */
+  text(j: number, chainNameBytes: number): string {
+    const start = this.items.start[j];
+    const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
+    return this.slice(j, start + this.headBytes + chainNameBytes + 1, at === undefined ? this.items.end[j] - 1 : start + at);
+  }
+
+  comment(j: number): string | undefined {
+    const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
+    // Between COMMENT_OPEN and the closing quote before the line end.
+    return at === undefined ? undefined : this.slice(j, this.items.start[j] + at + COMMENT_OPEN.length, this.items.end[j] - 2);
+  }
+
+  private slice(j: number, from: number, to: number): string {
+    const p = this.items.piece[j];
+    const piece = this.items.pieces[p];
+    const s = piece.slice(from, to);
+    return (this.ascii[p] ??= !NOT_ASCII.test(piece)) ? s : Buffer.from(s, 'latin1').toString('utf8');
+  }
+}
+
+const NOT_ASCII = /[\x80-\xff]/;
+
+/** A chain of the diff's table: its rules made from their lines only when asked for. */
+class PrintedChain implements ChainContents, PrintedRules {
+  private made?: Rule[];
+  readonly count: number;
+  private readonly nameBytes: number;
+
+  constructor(
+    readonly chain: Chain,
+    private readonly lines: PrintedLines,
+    private readonly first: number,
+    end: number,
+  ) {
+    this.count = end - first;
+    // Chain names are ASCII (makeChain checks them).
+    this.nameBytes = chain.name.length;
+  }
+
+  get printed(): PrintedRules {
+    return this;
+  }
+
+  text(k: number): string {
+    return this.lines.text(this.first + k, this.nameBytes);
+  }
+
+  comment(k: number): string | undefined {
+    return this.lines.comment(this.first + k);
+  }
+
+  get rules(): Rule[] {
+    if (!this.made) {
+      this.made = [];
+      for (let k = 0; k < this.count; k++) {
+        const r: Rule = { chain: this.chain.name, stmts: NO_STATEMENTS, text: this.text(k) };
+        const comment = this.comment(k);
+        if (comment !== undefined) r.comment = comment;
+        this.made.push(r);
+      }
+    }
+    return this.made;
   }
 }
 
@@ -105,12 +211,15 @@ function printSets(sets: SetContents[], words: string): { sets: PrintedItems; el
 // The grouping of rules by chain runs once per table, before the engine has optimized it;
 // each loop is a function of its own, which returns as the loop ends.
 
-/** Rule numbers grouped by chain, chains in the given order (chain numbers), each chain's rules in the order added. */
-function groupByChain(order: ArrayLike<number>, ruleChain: number[]): number[] {
+/**
+ * Rule numbers grouped by chain, chains in the given order (chain numbers), each chain's
+ * rules in the order added: the i-th chain's are ruleOrder[first[i]..first[i + 1]).
+ */
+function groupByChain(order: ArrayLike<number>, ruleChain: number[]): { ruleOrder: number[]; first: number[] } {
   const rank = ranks(order);
   const first = ruleCounts(rank, ruleChain);
   runningTotal(first);
-  return placed(rank, ruleChain, first);
+  return { ruleOrder: placed(rank, ruleChain, first), first };
 }
 
 function ranks(order: ArrayLike<number>): number[] {
@@ -197,6 +306,11 @@ export class PieceStore extends Utf8Out {
     this.headAt = this.itemStart;
     this.headLength = this.at - this.itemStart;
     this.headPiece = this.pieces.length;
+  }
+
+  /** How many bytes of the item begun are printed. */
+  itemLength(): number {
+    return this.at - this.itemStart;
   }
 
   /** Ends the item begun; returns its number. */

@@ -196,13 +196,23 @@ export function writeStmt(o: TextOut, s: Stmt): void {
 
 /** A rule as it follows "add rule TABLE CHAIN": its statements, then its comment. */
 export function writeRule(o: TextOut, r: Rule): void {
+  writeRuleText(o, r);
+  if (r.comment !== undefined) writeComment(o, r.comment);
+}
+
+/** A rule's statements (or its text, for a rule kept as text), without its comment. */
+export function writeRuleText(o: TextOut, r: Rule): void {
   if (r.text !== undefined && r.stmts.length === 0) o.str(r.text);
   else writeRuleBody(o, r.stmts);
-  if (r.comment !== undefined) {
-    o.str(' comment "');
-    o.str(r.comment);
-    o.str('"');
-  }
+}
+
+/** What follows a rule's statements when it has a comment. */
+export const COMMENT_OPEN = ' comment "';
+
+export function writeComment(o: TextOut, comment: string): void {
+  o.str(COMMENT_OPEN);
+  o.str(comment);
+  o.str('"');
 }
 
 function writeRuleBody(o: TextOut, stmts: Stmt[]): void {

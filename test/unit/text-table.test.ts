@@ -4,11 +4,11 @@
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compileFamilyTableText } from '../../src/backends/nftables/index.js';
-import { compileTables, loadModel } from '../../src/compile.js';
+import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
 import { ruleBodyText, transactionText } from '../../src/nft/text.js';
 import { fullReplaceBytes } from '../../src/nft/text-writer.js';
 import { TextTableBuilder, type TableText } from '../../src/nft/text-table.js';
-import { TableBuilder } from '../../src/nft/ruleset.js';
+import { printedRules, TableBuilder, type TableContents } from '../../src/nft/ruleset.js';
 import { fullReplace } from '../../src/nft/transaction.js';
 import type { Chain, Rule } from '../../src/nft/objects.js';
 import { AddressPortRule } from '../../src/nft/rule-template.js';
@@ -25,6 +25,20 @@ function printed(tables: TableText[]): string {
     chunks.push(Buffer.from(c));
   });
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Chains with each rule's text and comment, through PrintedRules and through the rules; sets as they are. */
+function described(t: TableContents) {
+  return {
+    chains: t.chains.map((c) => {
+      const p = printedRules(c);
+      const viaPrinted = Array.from({ length: p.count }, (_, k) => [p.text(k), p.comment(k)]);
+      const viaRules = c.rules.map((r) => [r.text ?? ruleBodyText(r.stmts), r.comment]);
+      expect(viaRules).toEqual(viaPrinted);
+      return { chain: c.chain, rules: viaPrinted };
+    }),
+    sets: t.sets,
+  };
 }
 
 describe('text tables', () => {
@@ -59,9 +73,15 @@ describe('text tables', () => {
       text.rule(r);
       stmts.rule(r);
     }
+    const withStatements = stmts.finish();
+    // Read back before finish() seals the store, as the diff does; then printed.
+    const again = new TextTableBuilder(table);
+    for (const c of chains) again.chain(c);
+    for (const r of rules) again.rule(r);
+    expect(described(again.contents())).toEqual(described(withStatements));
     const t = text.finish();
     expect(t.rules.pieces.length).toBeGreaterThan(4);
-    expect(printed([t])).toBe(transactionText(fullReplace([stmts.finish()])));
+    expect(printed([t])).toBe(transactionText(fullReplace([withStatements])));
   });
 
   it('refuse a rule of a chain not made, whatever came before', () => {
@@ -94,19 +114,28 @@ describe('text tables', () => {
       }
       const withStatements = stmts.finish();
       expect(printed([text.finish()])).toBe(transactionText(fullReplace([withStatements])));
-      // The diff's table keeps each rule's text: the same text.
-      const texts = new TableBuilder(table, 'text');
-      texts.chain({ name: 'mark' });
+      // The diff's table reads each rule's text back from its line: the same text.
+      const readBack = new TextTableBuilder(table);
+      readBack.chain({ name: 'mark' });
       addresses.forEach((a, i) => {
-        texts.chain({ name: `ep-${i}` });
-        texts.templateRule(`ep-${i}`, hairpin, parseIP(a)!, 0);
-        texts.templateRule(`ep-${i}`, dnat, parseIP(a)!, [1, 80, 65535][i]);
+        readBack.chain({ name: `ep-${i}` });
+        readBack.templateRule(`ep-${i}`, hairpin, parseIP(a)!, 0);
+        readBack.templateRule(`ep-${i}`, dnat, parseIP(a)!, [1, 80, 65535][i]);
       });
-      const kept = texts.finish().chains.flatMap((c) => c.rules.map((r) => r.text));
+      const kept = readBack.contents().chains.flatMap((c) => c.rules.map((r) => r.text));
       const expected = withStatements.chains.flatMap((c) => c.rules.filter((r) => r.stmts[0].t !== 'reject').map((r) => ruleBodyText(r.stmts)));
       expect(kept).toEqual(expected);
     }
   });
+
+  for (const f of listFixtures()) {
+    it(`read back as the diff reads them, rule by rule: ${f.name}`, () => {
+      const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
+      const printed = compilePrintedTables(model, 'kube-proxy', []);
+      const statements = compileTables(model, 'kube-proxy', []);
+      expect(printed.map(described)).toEqual(statements.map(described));
+    });
+  }
 
   it('check a template rule as any rule: references, and a template that does not print its values as values', () => {
     const b = new TextTableBuilder({ family: 'ip', name: 't' });

@@ -3,7 +3,7 @@
 import type { Diagnostic } from '../../diag/diagnostic.js';
 import type { FamilyModel } from '../../model/types.js';
 import type { Table } from '../../nft/objects.js';
-import { BaseTableBuilder, TableBuilder, keyString, type RuleForm, type TableContents } from '../../nft/ruleset.js';
+import { BaseTableBuilder, TableBuilder, keyString, type TableContents } from '../../nft/ruleset.js';
 import { TextTableBuilder, type TableText } from '../../nft/text-table.js';
 import { familyContext } from './context.js';
 import { emitDispatch } from './dispatch.js';
@@ -24,13 +24,11 @@ import { emitSkeleton } from './skeleton.js';
 
 export interface NftablesOptions {
   tableName: string;
-  /** What the table keeps of its rules: statements unless only their text is needed. */
-  ruleForm?: RuleForm;
 }
 
-/** The table with every rule's statements (diff, JSON output, tracing). */
+/** The table with every rule's statements (JSON output, tracing). */
 export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  const b = new TableBuilder(familyTable(m, opts), opts.ruleForm);
+  const b = new TableBuilder(familyTable(m, opts));
   emitFamilyTable(b, m, warnings);
   return b.finish();
 }
@@ -40,6 +38,13 @@ export function compileFamilyTableText(m: FamilyModel, opts: NftablesOptions, wa
   const b = new TextTableBuilder(familyTable(m, opts));
   emitFamilyTable(b, m, warnings);
   return b.finish();
+}
+
+/** The table as the diff reads it: rules kept printed, read back as text when compared. */
+export function compileFamilyTablePrinted(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
+  const b = new TextTableBuilder(familyTable(m, opts));
+  emitFamilyTable(b, m, warnings);
+  return b.contents();
 }
 
 function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
