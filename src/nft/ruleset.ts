@@ -143,8 +143,12 @@ export abstract class BaseTableBuilder {
       }
       return;
     }
-    this.chainIndex.set(c.name, this.chainList.length);
+    const number = this.chainList.length;
     this.chainList.push(makeChain(c));
+    this.chainIndex.set(c.name, number);
+    // A new chain's rules mostly follow at once: they find its number without a lookup.
+    this.lastRuleChain = c.name;
+    this.lastRuleChainIndex = number;
     this.chainAdded(c);
   }
 
