@@ -1,13 +1,15 @@
-// A table built only to be printed (compile's text output). Each rule is checked as in any
-// table, then printed, "add rule" line and all, from its statements straight into a shared
+// A table kept as printed text: compile's text output, and the diff's wanted tables (read
+// back by printed-chains.ts). Each rule is checked as in any table, then printed, "add
+// rule" line and all, from its statements straight into a shared
 // buffer as UTF-8, instead of being kept as a Rule object and a string: at 10,000 Services
 // there are 250,000 rules, and objects that live to the end are copied by every
 // young-generation collection and read back from all over the heap when the chains are
 // printed in name order. Printing as bytes makes no strings on the way either, and the
 // lines of a chain's rules added one after another are printed out as one piece.
 import type { Chain, Rule, Table } from './objects.js';
-import { BaseTableBuilder, NO_STATEMENTS, type ChainContents, type PrintedRules, type SetContents, type TableContents } from './ruleset.js';
-import { COMMENT_OPEN, tableWords, writeComment, writeElementLine, writeRuleText, writeSetAdd } from './text.js';
+import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
+import { PrintedLines, printedChain } from './printed-chains.js';
+import { tableWords, writeComment, writeElementLine, writeRuleText, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
 import { ADDRESS, PORT, type AddressPortRule } from './rule-template.js';
 import type { IP } from '../net/ip.js';
@@ -92,94 +94,8 @@ export class TextTableBuilder extends BaseTableBuilder {
     const order = this.chainOrder();
     const { ruleOrder, first } = groupByChain(order, this.ruleChain);
     const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt, Buffer.byteLength(this.ruleHead));
-    const chains = Array.from(order, (c, i) => new PrintedChain(this.chainList[c], lines, first[i], first[i + 1]));
+    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i], first[i + 1]));
     return { table: this.table, chains, sets: this.sortedSets() };
-  }
-}
-
-/** The printed rule lines of a table, grouped by chain, read back as text. */
-class PrintedLines {
-  // Whether each piece is ASCII, which is then its own text; found when first needed.
-  private readonly ascii: boolean[] = [];
-  // Line number to where its comment starts in the line, for the few lines with one.
-  private readonly commentAt = new Map<number, number>();
-
-  constructor(
-    private readonly items: PrintedItems,
-    ruleOrder: number[],
-    commentOfRule: Map<number, number>,
-    private readonly headBytes: number,
-  ) {
-    if (commentOfRule.size === 0) return;
-    for (let j = 0; j < ruleOrder.length; j++) {
-      const at = commentOfRule.get(ruleOrder[j]);
-      if (at !== undefined) this.commentAt.set(j, at);
-    }
-  }
-
-  /** Line j's statements: after the head ("add rule TABLE CHAIN "), up to its comment or line end. */
-  text(j: number, chainNameBytes: number): string {
-    const start = this.items.start[j];
-    const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
-    return this.slice(j, start + this.headBytes + chainNameBytes + 1, at === undefined ? this.items.end[j] - 1 : start + at);
-  }
-
-  comment(j: number): string | undefined {
-    const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
-    // Between COMMENT_OPEN and the closing quote before the line end.
-    return at === undefined ? undefined : this.slice(j, this.items.start[j] + at + COMMENT_OPEN.length, this.items.end[j] - 2);
-  }
-
-  private slice(j: number, from: number, to: number): string {
-    const p = this.items.piece[j];
-    const piece = this.items.pieces[p];
-    const s = piece.slice(from, to);
-    return (this.ascii[p] ??= !NOT_ASCII.test(piece)) ? s : Buffer.from(s, 'latin1').toString('utf8');
-  }
-}
-
-const NOT_ASCII = /[\x80-\xff]/;
-
-/** A chain of the diff's table: its rules made from their lines only when asked for. */
-class PrintedChain implements ChainContents, PrintedRules {
-  private made?: Rule[];
-  readonly count: number;
-  private readonly nameBytes: number;
-
-  constructor(
-    readonly chain: Chain,
-    private readonly lines: PrintedLines,
-    private readonly first: number,
-    end: number,
-  ) {
-    this.count = end - first;
-    // Chain names are ASCII (makeChain checks them).
-    this.nameBytes = chain.name.length;
-  }
-
-  get printed(): PrintedRules {
-    return this;
-  }
-
-  text(k: number): string {
-    return this.lines.text(this.first + k, this.nameBytes);
-  }
-
-  comment(k: number): string | undefined {
-    return this.lines.comment(this.first + k);
-  }
-
-  get rules(): Rule[] {
-    if (!this.made) {
-      this.made = [];
-      for (let k = 0; k < this.count; k++) {
-        const r: Rule = { chain: this.chain.name, stmts: NO_STATEMENTS, text: this.text(k) };
-        const comment = this.comment(k);
-        if (comment !== undefined) r.comment = comment;
-        this.made.push(r);
-      }
-    }
-    return this.made;
   }
 }
 

@@ -1,0 +1,97 @@
+// The rules of a table kept printed (text-table.ts), read back as the diff wants them:
+// each rule's text and comment sliced from its line when compared (strings that die
+// young), and Rule objects made only for the chains that changed.
+import type { Chain, Rule } from './objects.js';
+import { NO_STATEMENTS, type ChainContents, type PrintedRules } from './ruleset.js';
+import { COMMENT_OPEN } from './text.js';
+import type { PrintedItems } from './text-table.js';
+
+/** The printed rule lines of a table, grouped by chain, read back as text. */
+export class PrintedLines {
+  // Whether each piece is ASCII, which is then its own text; found when first needed.
+  private readonly ascii: boolean[] = [];
+  // Line number to where its comment starts in the line, for the few lines with one.
+  private readonly commentAt = new Map<number, number>();
+
+  constructor(
+    private readonly items: PrintedItems,
+    ruleOrder: number[],
+    commentOfRule: Map<number, number>,
+    private readonly headBytes: number,
+  ) {
+    if (commentOfRule.size === 0) return;
+    for (let j = 0; j < ruleOrder.length; j++) {
+      const at = commentOfRule.get(ruleOrder[j]);
+      if (at !== undefined) this.commentAt.set(j, at);
+    }
+  }
+
+  /** Line j's statements: after the head ("add rule TABLE CHAIN "), up to its comment or line end. */
+  text(j: number, chainNameBytes: number): string {
+    const start = this.items.start[j];
+    const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
+    return this.slice(j, start + this.headBytes + chainNameBytes + 1, at === undefined ? this.items.end[j] - 1 : start + at);
+  }
+
+  comment(j: number): string | undefined {
+    const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
+    // Between COMMENT_OPEN and the closing quote before the line end.
+    return at === undefined ? undefined : this.slice(j, this.items.start[j] + at + COMMENT_OPEN.length, this.items.end[j] - 2);
+  }
+
+  private slice(j: number, from: number, to: number): string {
+    const p = this.items.piece[j];
+    const piece = this.items.pieces[p];
+    const s = piece.slice(from, to);
+    return (this.ascii[p] ??= !NOT_ASCII.test(piece)) ? s : Buffer.from(s, 'latin1').toString('utf8');
+  }
+}
+
+const NOT_ASCII = /[\x80-\xff]/;
+
+/** A chain of the diff's table: its rules made from their lines only when asked for. */
+export function printedChain(chain: Chain, lines: PrintedLines, first: number, end: number): ChainContents {
+  return new PrintedChain(chain, lines, first, end);
+}
+
+class PrintedChain implements ChainContents, PrintedRules {
+  private made?: Rule[];
+  readonly count: number;
+  private readonly nameBytes: number;
+
+  constructor(
+    readonly chain: Chain,
+    private readonly lines: PrintedLines,
+    private readonly first: number,
+    end: number,
+  ) {
+    this.count = end - first;
+    // Chain names are ASCII (makeChain checks them).
+    this.nameBytes = chain.name.length;
+  }
+
+  get printed(): PrintedRules {
+    return this;
+  }
+
+  text(k: number): string {
+    return this.lines.text(this.first + k, this.nameBytes);
+  }
+
+  comment(k: number): string | undefined {
+    return this.lines.comment(this.first + k);
+  }
+
+  get rules(): Rule[] {
+    if (!this.made) {
+      this.made = [];
+      for (let k = 0; k < this.count; k++) {
+        const r: Rule = { chain: this.chain.name, stmts: NO_STATEMENTS, text: this.text(k) };
+        const comment = this.comment(k);
+        if (comment !== undefined) r.comment = comment;
+        this.made.push(r);
+      }
+    }
+    return this.made;
+  }
+}
