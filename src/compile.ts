@@ -9,7 +9,8 @@ import type { FamilyModel } from './model/types.js';
 import { validateObject, validateObjects } from './schema/validate.js';
 import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText } from './backends/nftables/index.js';
 import { fullReplace } from './nft/transaction.js';
-import { fullReplaceBytes, type ChunkWriter } from './nft/text-writer.js';
+import type { ChunkWriter } from './io/byte-chunks.js';
+import { fullReplaceBytes } from './nft/text-writer.js';
 import { transactionJson } from './nft/json.js';
 import type { TableContents } from './nft/ruleset.js';
 

@@ -3,7 +3,7 @@
 import type { Diagnostic } from '../../diag/diagnostic.js';
 import { compareIP, isLoopback, type IP } from '../../net/ip.js';
 import type { FamilyModel, ServicePort } from '../../model/types.js';
-import { ByteChunks, type ChunkWriter } from '../../nft/text-writer.js';
+import { ByteChunks, type ChunkWriter } from '../../io/byte-chunks.js';
 import { Bundle, type BundleFlow, type BundleForm, type FlowConflict } from './bundle.js';
 import { endpointFlows, serviceGroup } from './endpoints.js';
 import { fixedFlows, nodePortMarkFlows } from './fixed.js';
