@@ -2,9 +2,9 @@
 // no output, no stack trace). The golden cases themselves are in diff-cases.system.test.ts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DIFF_FIXTURES } from './helpers/diff-cases.js';
-import { tempDir } from './helpers/diff-nft.js';
+import { tempDir, tempFiles } from './helpers/diff-nft.js';
 import { kproxc, kproxcProcess } from './helpers/kproxc.js';
 
 const snap = (name: string) => path.join(DIFF_FIXTURES, `${name}.yaml`);
@@ -76,13 +76,7 @@ describe('kproxc diff', () => {
   });
 
   describe('bad input: exit 2, a message, nothing on standard output', () => {
-    const dir = tempDir('bad');
-    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const write = (name: string, text: string) => {
-      const f = path.join(dir, name);
-      fs.writeFileSync(f, text);
-      return f;
-    };
+    const { dir, write } = tempFiles('bad');
     const cases: [string, () => string[], RegExp][] = [
       ['a missing live file', () => ['--live', path.join(dir, 'nope.json')], /nope\.json:1:1: no such file or directory\n$/],
       ['a directory', () => ['--live', dir], /kproxc-diff-bad-\w+:1:1: is a directory\n$/],

@@ -4,22 +4,16 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DIFF_FIXTURES } from './helpers/diff-cases.js';
-import { tempDir } from './helpers/diff-nft.js';
+import { tempFiles } from './helpers/diff-nft.js';
 import { BIN, kproxc, kproxcProcess } from './helpers/kproxc.js';
 
 const snap = (name: string) => path.join(DIFF_FIXTURES, `${name}.yaml`);
 const live = (name: string) => path.join(DIFF_FIXTURES, `${name}.live.json`);
 
 describe('kproxc diff reading the live listing', () => {
-  const dir = tempDir('read');
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const write = (name: string, text: string) => {
-    const f = path.join(dir, name);
-    fs.writeFileSync(f, text);
-    return f;
-  };
+  const { dir, write } = tempFiles('read');
   /** The listing with more items before its closing `]}`. */
   const withItems = (name: string, items: unknown[]) =>
     fs.readFileSync(live(name), 'utf8').replace(/\]\}\s*$/, `${items.map((i) => `, ${spaced(i)}`).join('')}]}\n`);

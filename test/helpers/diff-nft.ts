@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { kproxc } from './kproxc.js';
 import { canonicalListing, type Netns } from './netns.js';
 
@@ -12,6 +12,18 @@ type Item = Record<string, Record<string, unknown>>;
 
 export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `kproxc-diff-${prefix}-`));
+}
+
+/** A temporary directory for a describe block, removed after it, and a writer of files in it. */
+export function tempFiles(prefix: string): { dir: string; write: (name: string, text: string) => string } {
+  const dir = tempDir(prefix);
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, text: string) => {
+    const f = path.join(dir, name);
+    fs.writeFileSync(f, text);
+    return f;
+  };
+  return { dir, write };
 }
 
 /** Our tables (ip/ip6 kube-proxy) of a listing, canonical, without dynamic set members. */
