@@ -44,7 +44,7 @@ export function rulePieces(t: AddressPortRule, ip: IP, port: number): RulePieces
 }
 
 /** The rule's text for an address and a port, as one flat string (see StringOut). */
-export function filledText(pieces: RulePieces, ip: IP, port: number): string {
+function filledText(pieces: RulePieces, ip: IP, port: number): string {
   const parts: string[] = new Array(pieces.length);
   for (let i = 0; i < pieces.length; i++) {
     const p = pieces[i];

@@ -3,7 +3,7 @@
 // Order never depends on insertion: the writer sorts chains, sets and elements.
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP, type IP } from '../net/ip.js';
-import { rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
+import type { AddressPortRule } from './rule-template.js';
 import { sortedOrder } from './sort-names.js';
 import { ruleBodyText } from './text.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
@@ -182,25 +182,6 @@ export abstract class BaseTableBuilder {
   /** The rule of a template for one address and port (rule-template.ts). */
   templateRule(chain: string, t: AddressPortRule, ip: IP, port: number): void {
     this.rule({ chain, stmts: t.make(ip, port) });
-  }
-
-  // Each template's rule in pieces, by address family, once it has been used.
-  private readonly templates = new Map<AddressPortRule, RulePieces[]>();
-
-  /**
-   * For a table that keeps its rules as text: the template's rule in pieces, for the
-   * builder to fill in, or null for its first use, which is added here as any rule is,
-   * references and all. The others hold the same statements but for an address and a
-   * port, so they need no checks of their own.
-   */
-  protected templatePieces(chain: string, t: AddressPortRule, ip: IP, port: number): RulePieces | null {
-    const pieces = this.templates.get(t)?.[ip.family];
-    if (pieces) return pieces;
-    this.rule({ chain, stmts: t.make(ip, port) });
-    const known = this.templates.get(t) ?? [];
-    known[ip.family] = rulePieces(t, ip, port);
-    this.templates.set(t, known);
-    return null;
   }
 
   /** The number of the chain a rule is added to, which must exist. */

@@ -11,7 +11,7 @@ import { BaseTableBuilder, type SetContents, type TableContents } from './rulese
 import { PrintedLines, printedChain } from './printed-chains.js';
 import { tableWords, writeComment, writeElementLine, writeRuleText, writeSetAdd } from './text.js';
 import { Utf8Out } from './utf8-out.js';
-import { ADDRESS, PORT, type AddressPortRule } from './rule-template.js';
+import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
 import type { IP } from '../net/ip.js';
 
 /**
@@ -57,6 +57,24 @@ export class TextTableBuilder extends BaseTableBuilder {
     store.byte(0x0a);
     store.end();
     this.ruleChain.push(chain);
+  }
+
+  // Each template's rule in pieces, by address family, once it has been used.
+  private readonly templates = new Map<AddressPortRule, RulePieces[]>();
+
+  /**
+   * The template's rule in pieces, to fill in; null for its first use, which is added as
+   * any rule is, references and all. The others hold the same statements but for an
+   * address and a port, so they need no checks of their own.
+   */
+  private templatePieces(chain: string, t: AddressPortRule, ip: IP, port: number): RulePieces | null {
+    const pieces = this.templates.get(t)?.[ip.family];
+    if (pieces) return pieces;
+    this.rule({ chain, stmts: t.make(ip, port) });
+    const known = this.templates.get(t) ?? [];
+    known[ip.family] = rulePieces(t, ip, port);
+    this.templates.set(t, known);
+    return null;
   }
 
   override templateRule(chain: string, t: AddressPortRule, ip: IP, port: number): void {
