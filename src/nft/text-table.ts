@@ -46,16 +46,26 @@ export class TextTableBuilder extends BaseTableBuilder {
   private readonly commentAt = new Map<number, number>();
 
   protected keepRule(chain: number, r: Rule): void {
-    const store = this.rules;
-    store.begin();
-    store.head(this.ruleHead, r.chain);
+    const store = this.beginLine(r.chain);
     writeRuleText(store, r);
     if (r.comment !== undefined) {
       this.commentAt.set(store.count, store.itemLength());
       writeComment(store, r.comment);
     }
-    store.byte(0x0a);
-    store.end();
+    this.endLine(chain);
+  }
+
+  /** Begins a rule's line: "add rule TABLE CHAIN ". */
+  private beginLine(chainName: string): PieceStore {
+    this.rules.begin();
+    this.rules.head(this.ruleHead, chainName);
+    return this.rules;
+  }
+
+  /** Ends a rule's line, a rule of chain number `chain`. */
+  private endLine(chain: number): void {
+    this.rules.byte(0x0a);
+    this.rules.end();
     this.ruleChain.push(chain);
   }
 
@@ -81,18 +91,14 @@ export class TextTableBuilder extends BaseTableBuilder {
     const pieces = this.templatePieces(chain, t, ip, port);
     if (!pieces) return;
     const number = this.ruleChainNumber(chain);
-    const store = this.rules;
-    store.begin();
-    store.head(this.ruleHead, chain);
+    const store = this.beginLine(chain);
     for (let i = 0; i < pieces.length; i++) {
       const p = pieces[i];
       if (p === ADDRESS) store.ip(ip);
       else if (p === PORT) store.num(port);
       else store.str(p);
     }
-    store.byte(0x0a);
-    store.end();
-    this.ruleChain.push(number);
+    this.endLine(number);
   }
 
   finish(): TableText {
