@@ -27,8 +27,8 @@ export interface TextOut {
 
 /**
  * Text printed to one string. The parts are joined at the end, into one flat string: a
- * string built by `+=` is a tree of pieces, and the diff keeps a quarter of a million
- * rule texts, which the garbage collector would copy piece by piece.
+ * string built by `+=` is a tree of pieces, which every comparison must first copy into
+ * one and which the garbage collector copies piece by piece while it lives.
  */
 export class StringOut implements TextOut {
   private readonly parts: string[] = [];
@@ -206,7 +206,7 @@ export function writeRuleText(o: TextOut, r: Rule): void {
   else writeRuleBody(o, r.stmts);
 }
 
-/** What follows a rule's statements when it has a comment. */
+/** What follows a rule's statements, or an element's key, when it has a comment. */
 export const COMMENT_OPEN = ' comment "';
 
 export function writeComment(o: TextOut, comment: string): void {
@@ -242,11 +242,7 @@ export function writeElement(o: TextOut, e: Element, forAdd: boolean): void {
     if (i > 0) o.str(' . ');
     writeKeyPart(o, e.key[i]);
   }
-  if (forAdd && e.comment !== undefined) {
-    o.str(' comment "');
-    o.str(e.comment);
-    o.str('"');
-  }
+  if (forAdd && e.comment !== undefined) writeComment(o, e.comment);
   if (forAdd && e.value) {
     o.str(' : ');
     writeVerdict(o, e.value);
