@@ -44,11 +44,7 @@ export class ByteChunks {
   textLine(s: string): void {
     if (this.gatheredLength > 0) this.copyGathered();
     // UTF-8 takes at most three bytes for each UTF-16 unit.
-    const most = 3 * s.length + 1;
-    if (this.at + most > this.buf.length) {
-      this.flush();
-      if (most > this.buf.length) this.buf = Buffer.allocUnsafe(most);
-    }
+    this.reserve(3 * s.length + 1);
     this.at += this.buf.write(s, this.at, 'utf8');
     this.buf[this.at++] = 0x0a;
     if (this.at >= CHUNK_BYTES) this.flush();
@@ -64,14 +60,20 @@ export class ByteChunks {
     const s = this.gathered.join('');
     this.gathered = [];
     this.gatheredLength = 0;
-    if (this.at + s.length > this.buf.length) {
-      // Lines longer than a chunk: a larger buffer, with what it holds.
-      const b = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + s.length));
-      this.buf.copy(b, 0, 0, this.at);
-      this.buf = b;
-    }
+    this.reserve(s.length);
     this.at += this.buf.write(s, this.at, 'latin1');
     if (this.at >= CHUNK_BYTES) this.flush();
+  }
+
+  /**
+   * Room for n more bytes: what the buffer holds is handed over first if need be (it
+   * ends at a line end, as everything written into it does), and lines longer than the
+   * buffer get a larger one.
+   */
+  private reserve(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    this.flush();
+    if (n > this.buf.length) this.buf = Buffer.allocUnsafe(n);
   }
 
   private flush(): void {

@@ -54,7 +54,7 @@ function writeRuns(out: ByteChunks, items: PrintedItems): void {
   }
 }
 
-/** Text as its UTF-8 bytes, one character each (latin1): what byteText() takes. */
+/** Text as its UTF-8 bytes, one character each (latin1): what ByteChunks.lines() takes. */
 function latin1OfUtf8(s: string): string {
   return Buffer.from(s, 'utf8').toString('latin1');
 }
