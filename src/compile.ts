@@ -68,6 +68,14 @@ export function loadModel(files: InputFile[], opts: CompileOptions, strict = fal
   return { families: built.families, nodeName: built.nodeName, warnings: diags };
 }
 
+/**
+ * --strict: a warning of the backends (made once the model is loaded) fails the run as
+ * well, shown as the error it has become.
+ */
+export function failOnWarnings(strict: boolean | undefined, warnings: Diagnostic[]): void {
+  if (strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
+}
+
 export interface NftCompileOptions extends CompileOptions {
   tableName?: string;
   format?: 'text' | 'json';
@@ -107,16 +115,13 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
   const tableName = opts.tableName ?? 'kube-proxy';
-  const failOnWarnings = () => {
-    if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
-  };
   // JSON output needs each rule's statements; text output needs only its text.
   if (opts.format === 'json') {
     const tables = compileTables(model, tableName, warnings);
-    failOnWarnings();
+    failOnWarnings(opts.strict, warnings);
     return { output: transactionJson(fullReplace(tables)), warnings };
   }
   const tables = model.families.map((m) => compileFamilyTableText(m, { tableName }, warnings));
-  failOnWarnings();
+  failOnWarnings(opts.strict, warnings);
   return { output: fullReplaceBytes(tables), warnings };
 }

@@ -1,7 +1,7 @@
 // The work of `kproxc diff` (diff-command.ts reads its options): the nft transaction that
 // turns the live tables (as `nft -j list ruleset` prints them) into what `compile` would load.
 import { formatDiagnostic, sortDiagnostics, UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
-import { compilePrintedTables, loadModel } from '../compile.js';
+import { compilePrintedTables, failOnWarnings, loadModel } from '../compile.js';
 import { fileChunks } from '../input/chunks.js';
 import { diffLive } from '../nft/diff.js';
 import { readLive } from '../nft/live.js';
@@ -27,7 +27,7 @@ function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { t
   const model = loadModel(loadInputs(io, files), compileOptionsFrom(o), strict);
   const warnings = [...model.warnings];
   const tables = compilePrintedTables(model, o.table as string, warnings);
-  if (strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
+  failOnWarnings(strict, warnings);
   return { tables, warnings };
 }
 

@@ -28,27 +28,27 @@ export interface NftablesOptions {
 
 /** The table with every rule's statements (JSON output, tracing). */
 export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  const b = new TableBuilder(familyTable(m, opts));
-  emitFamilyTable(b, m, warnings);
-  return b.finish();
+  return built(new TableBuilder(familyTable(m, opts)), m, warnings).finish();
 }
 
 /** The table only to be printed as text: each rule's text, not its statements. */
 export function compileFamilyTableText(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableText {
-  const b = new TextTableBuilder(familyTable(m, opts));
-  emitFamilyTable(b, m, warnings);
-  return b.finish();
+  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings).finish();
 }
 
 /** The table as the diff reads it: rules kept printed, read back as text when compared. */
 export function compileFamilyTablePrinted(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  const b = new TextTableBuilder(familyTable(m, opts));
-  emitFamilyTable(b, m, warnings);
-  return b.contents();
+  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings).contents();
 }
 
 function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
   return { family: m.family === 4 ? 'ip' : 'ip6', name: opts.tableName, comment: TABLE_COMMENT };
+}
+
+/** The builder with the family's table emitted into it. */
+function built<B extends BaseTableBuilder>(b: B, m: FamilyModel, warnings: Diagnostic[]): B {
+  emitFamilyTable(b, m, warnings);
+  return b;
 }
 
 function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[]): void {

@@ -2,8 +2,8 @@
 // the compiled tables (not the model) for each packet. The model only says what the node's
 // own addresses are (for `fib ... type local` and routing) and how its Pod interfaces are
 // named (for `iifname`).
-import { UsageError, UserInputError } from '../../diag/diagnostic.js';
-import { compileTables, loadModel } from '../../compile.js';
+import { UsageError } from '../../diag/diagnostic.js';
+import { compileTables, failOnWarnings, loadModel } from '../../compile.js';
 import type { FamilyModel } from '../../model/types.js';
 import type { InputFile } from '../../input/source.js';
 import { cidrContains, formatIP, type IP } from '../../net/ip.js';
@@ -88,7 +88,7 @@ export function prepareNftablesTrace(files: InputFile[], opts: TraceOptions): Pr
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
   const tables = compileTables(model, opts.tableName, warnings);
-  if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
+  failOnWarnings(opts.strict, warnings);
   const byFamily = new Map<number, FamilyTracer>();
   model.families.forEach((m, i) => {
     byFamily.set(m.family, { model: m, program: compileProgram(tables[i]), env: { localAddresses: m.nodeIPs } });

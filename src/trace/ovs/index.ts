@@ -2,9 +2,9 @@
 // does, then walk the compiled flows and groups (not the model) for each packet, from
 // table 0 of the node's bridge. The model only says which sources are this node's Pods
 // and which addresses are the node's, to tell where the packet comes from.
-import { UsageError, UserInputError } from '../../diag/diagnostic.js';
+import { UsageError } from '../../diag/diagnostic.js';
 import { compileOvsProgram } from '../../backends/ovs/index.js';
-import { loadModel } from '../../compile.js';
+import { failOnWarnings, loadModel } from '../../compile.js';
 import type { InputFile } from '../../input/source.js';
 import type { FamilyModel } from '../../model/types.js';
 import { cidrContains, formatIP, ipEquals, isLoopback } from '../../net/ip.js';
@@ -47,7 +47,7 @@ export function prepareOvsTrace(files: InputFile[], opts: TraceOptions): Prepare
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
   const program = indexProgram(compileOvsProgram(model.families, warnings));
-  if (opts.strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
+  failOnWarnings(opts.strict, warnings);
   return { warnings, trace: (p) => traceOne(program, model.families, p) };
 }
 
