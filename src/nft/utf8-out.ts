@@ -1,6 +1,7 @@
 // Printing straight into a buffer as UTF-8: what the text table's stores and the printer
 // of its output share. ASCII, nearly all of nft text, is copied by a loop: a call into
 // the encoder costs more than the copy of a word.
+import { writeDecimal, writeIPv4 } from '../io/digits.js';
 import type { IP } from '../net/ip.js';
 import { formatIP } from '../net/ip.js';
 import type { TextOut } from './text.js';
@@ -42,7 +43,7 @@ export abstract class Utf8Out implements TextOut {
       return;
     }
     if (this.at + 10 > this.buf.length) this.room(10);
-    this.at = decimal(this.buf, this.at, n);
+    this.at = writeDecimal(this.buf, this.at, n);
   }
 
   ip(ip: IP): void {
@@ -52,38 +53,11 @@ export abstract class Utf8Out implements TextOut {
     }
     if (this.at + 15 > this.buf.length) this.room(15);
     const b = ip.bytes;
-    const buf = this.buf;
-    let at = decimal(buf, this.at, b[0]);
-    for (let i = 1; i < 4; i++) {
-      buf[at++] = 0x2e; // '.'
-      at = decimal(buf, at, b[i]);
-    }
-    this.at = at;
+    this.at = writeIPv4(this.buf, this.at, b);
   }
 
   byte(c: number): void {
     if (this.at === this.buf.length) this.room(1);
     this.buf[this.at++] = c;
   }
-}
-
-/** n (a whole number from 0 to 2^31 - 1) in decimal at `at`; returns where it ends. */
-function decimal(buf: Buffer, at: number, n: number): number {
-  if (n < 10) {
-    buf[at] = 0x30 + n;
-    return at + 1;
-  }
-  if (n < 100) {
-    buf[at] = 0x30 + ((n / 10) | 0);
-    buf[at + 1] = 0x30 + (n % 10);
-    return at + 2;
-  }
-  let digits = 3;
-  for (let x = (n / 1000) | 0; x > 0; x = (x / 10) | 0) digits++;
-  const end = at + digits;
-  for (let i = end - 1; i >= at; i--) {
-    buf[i] = 0x30 + (n % 10);
-    n = (n / 10) | 0;
-  }
-  return end;
 }

@@ -3,6 +3,7 @@
 // byte as kube-proxy's nftables proxier makes them.
 import { hash } from 'node:crypto';
 import { formatIP } from '../../net/ip.js';
+import { writeDecimal, writeIPv4 } from '../../io/digits.js';
 import type { Endpoint, ServicePortName } from '../../model/types.js';
 
 export const TABLE_NAME = 'kube-proxy';
@@ -179,14 +180,8 @@ export function endpointNamer(id: ServicePortName): (ep: Endpoint) => EndpointNa
     const buf = nameBytes;
     buf.set(head, TEXT_AT);
     let at = TEXT_AT + head.length;
-    if (ep.ip.family === 4) {
-      const b = ep.ip.bytes;
-      at = writeDecimal(buf, at, b[0]);
-      for (let i = 1; i < 4; i++) {
-        buf[at++] = 0x2e; // '.'
-        at = writeDecimal(buf, at, b[i]);
-      }
-    } else at += buf.write(formatIP(ep.ip).replaceAll(':', '.'), at, 'latin1');
+    if (ep.ip.family === 4) at = writeIPv4(buf, at, ep.ip.bytes);
+    else at += buf.write(formatIP(ep.ip).replaceAll(':', '.'), at, 'latin1');
     buf[at++] = 0x2f; // '/'
     if (!(Number.isInteger(ep.port) && ep.port >= 0 && ep.port <= 0x7fffffff)) return endpointNames(id, ep);
     at = writeDecimal(buf, at, ep.port);
@@ -207,18 +202,6 @@ const textView = (n: number) => (textViews[n] ??= new Uint8Array(nameBytes.buffe
 const putHash = (code: number, i: number) => {
   nameBytes[HASH_AT + i] = code;
 };
-
-/** n (a whole number from 0 to 2^31 - 1) in decimal at `at`; returns where it ends. */
-function writeDecimal(buf: Buffer, at: number, n: number): number {
-  let digits = 1;
-  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
-  const end = at + digits;
-  for (let i = end - 1; i >= at; i--) {
-    buf[i] = 0x30 + (n % 10);
-    n = Math.floor(n / 10);
-  }
-  return end;
-}
 
 export function endpointChain(id: ServicePortName, ep: Endpoint): string {
   return ENDPOINT_PREFIX + endpointChainNameBase(id, ep);
