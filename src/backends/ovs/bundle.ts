@@ -24,7 +24,7 @@ export interface BundleFlow<Owner> {
 /**
  * What a bundle keeps: its groups and flows as values (for the tracer), or only their
  * lines (for printing: a string per flow instead of a tree of objects, which at 10,000
- * Services is 240,000 flows the garbage collector would otherwise copy and copy again).
+ * Services is some 130,000 flows the garbage collector would otherwise copy and copy again).
  */
 export type BundleForm = 'values' | 'text';
 
