@@ -4,6 +4,7 @@
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP, type IP } from '../net/ip.js';
 import type { AddressPortRule } from './rule-template.js';
+import { NameIndex } from './name-index.js';
 import { sortedOrder } from './sort-names.js';
 import { ruleBodyText } from './text.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
@@ -121,7 +122,7 @@ export interface ElementConflict {
  */
 export abstract class BaseTableBuilder {
   /** Chain name to its number; chainList holds the chains by number. */
-  private readonly chainIndex = new Map<string, number>();
+  private readonly chainIndex = new NameIndex();
   protected readonly chainList: Chain[] = [];
   /** Each set with its elements by elementSortKey. */
   private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element> }>();
@@ -136,16 +137,16 @@ export abstract class BaseTableBuilder {
 
   /** Creates the chain, or returns the one of that name (kube-proxy's ensureChain). */
   chain(c: Chain): void {
-    const existing = this.chainIndex.get(c.name);
-    if (existing !== undefined) {
-      if (JSON.stringify(this.chainList[existing]) !== JSON.stringify(c)) {
+    // Checked first: a chain refused is not in the index either.
+    makeChain(c);
+    const number = this.chainIndex.add(c.name);
+    if (number < this.chainList.length) {
+      if (JSON.stringify(this.chainList[number]) !== JSON.stringify(c)) {
         throw new InternalError(`chain ${c.name} defined twice with different properties`);
       }
       return;
     }
-    const number = this.chainList.length;
-    this.chainList.push(makeChain(c));
-    this.chainIndex.set(c.name, number);
+    this.chainList.push(c);
     // A new chain's rules mostly follow at once: they find its number without a lookup.
     this.lastRuleChain = c.name;
     this.lastRuleChainIndex = number;
@@ -188,7 +189,7 @@ export abstract class BaseTableBuilder {
   protected ruleChainNumber(name: string): number {
     // A chain's rules mostly come one after another: its number is looked up once for them.
     const chain = name === this.lastRuleChain ? this.lastRuleChainIndex : this.chainIndex.get(name);
-    if (chain === undefined || chain < 0) throw new InternalError(`rule added to missing chain ${name}`);
+    if (chain < 0) throw new InternalError(`rule added to missing chain ${name}`);
     this.lastRuleChain = name;
     this.lastRuleChainIndex = chain;
     return chain;
