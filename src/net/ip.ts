@@ -16,14 +16,18 @@ export interface CIDR {
 // A large snapshot holds a hundred thousand addresses and more, and they live to the end:
 // their bytes are views into shared blocks, not an ArrayBuffer each (a typed array with
 // a buffer of its own costs twice the memory, all of it copied by every scavenge).
+// The first blocks are small and each is twice the one before, up to BLOCK_BYTES: a new
+// block is then made a few times while the functions that parse addresses are still
+// watched by the engine. A path it has never seen taken is compiled as a bailout, and the
+// first block to run out sent every one of those functions back to be compiled again.
 const BLOCK_BYTES = 16384;
-let block = new ArrayBuffer(BLOCK_BYTES);
+let block = new ArrayBuffer(64);
 let blockUsed = 0;
 
 /** Room for an address's bytes (zeroed). */
 function addressBytes(n: 4 | 16): Uint8Array {
-  if (blockUsed + n > BLOCK_BYTES) {
-    block = new ArrayBuffer(BLOCK_BYTES);
+  if (blockUsed + n > block.byteLength) {
+    block = new ArrayBuffer(Math.min(2 * block.byteLength, BLOCK_BYTES));
     blockUsed = 0;
   }
   const bytes = new Uint8Array(block, blockUsed, n);
