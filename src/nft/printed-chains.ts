@@ -8,8 +8,6 @@ import type { PrintedItems } from './text-table.js';
 
 /** The printed rule lines of a table, grouped by chain, read back as text. */
 export class PrintedLines {
-  // Whether each piece is ASCII, which is then its own text; found when first needed.
-  private readonly ascii: boolean[] = [];
   // Line number to where its comment starts in the line, for the few lines with one.
   private readonly commentAt = new Map<number, number>();
 
@@ -43,11 +41,9 @@ export class PrintedLines {
     const p = this.items.piece[j];
     const piece = this.items.pieces[p];
     const s = piece.slice(from, to);
-    return (this.ascii[p] ??= !NOT_ASCII.test(piece)) ? s : Buffer.from(s, 'latin1').toString('utf8');
+    return this.items.ascii[p] ? s : Buffer.from(s, 'latin1').toString('utf8');
   }
 }
-
-const NOT_ASCII = /[\x80-\xff]/;
 
 /** A chain of the diff's table: its rules made from their lines only when asked for. */
 export function printedChain(chain: Chain, lines: PrintedLines, first: number, end: number): ChainContents {

@@ -20,6 +20,8 @@ import type { IP } from '../net/ip.js';
  */
 export interface PrintedItems {
   pieces: string[];
+  /** Whether piece i is ASCII: then its characters are the text, not only its bytes. */
+  ascii: boolean[];
   piece: number[];
   start: number[];
   end: number[];
@@ -200,6 +202,7 @@ const PIECE_BYTES = 1 << 19;
  */
 export class PieceStore extends Utf8Out {
   private readonly pieces: string[] = [];
+  private readonly ascii: boolean[] = [];
   private itemStart = 0; // where the item being printed starts in buf
   // Per item, in the order added: its piece and where its bytes end there. Plain arrays:
   // typed ones would be memory outside the heap as well.
@@ -207,9 +210,9 @@ export class PieceStore extends Utf8Out {
   private readonly itemEnd: number[] = [];
   private sealed = false;
 
-  constructor() {
+  constructor(pieceBytes = PIECE_BYTES) {
     super();
-    this.buf = Buffer.allocUnsafe(PIECE_BYTES);
+    this.buf = Buffer.allocUnsafe(pieceBytes);
   }
 
   get count(): number {
@@ -263,7 +266,8 @@ export class PieceStore extends Utf8Out {
   /** Keeps the items printed so far as a piece, and moves the item being printed to the start. */
   protected room(n: number): void {
     const sofar = this.at - this.itemStart;
-    this.pieces.push(this.buf.toString('latin1', 0, this.itemStart));
+    this.keepPiece(this.itemStart);
+    this.carryNonAscii(this.itemStart);
     if (sofar + n > this.buf.length) {
       const larger = Buffer.allocUnsafe(Math.max(2 * this.buf.length, sofar + n));
       this.buf.copy(larger, 0, this.itemStart, this.at);
@@ -273,10 +277,27 @@ export class PieceStore extends Utf8Out {
     this.at = sofar;
   }
 
+  /** Keeps buf's first `end` bytes as a piece, noting whether they are ASCII. */
+  private keepPiece(end: number): void {
+    this.pieces.push(this.buf.toString('latin1', 0, end));
+    this.ascii.push(!(this.firstNonAscii >= 0 && this.firstNonAscii < end));
+  }
+
+  /** Where the item moved to buf's start from `from` has text above ASCII, if it has. */
+  private carryNonAscii(from: number): void {
+    if (this.lastNonAscii < from) {
+      this.firstNonAscii = this.lastNonAscii = -1;
+      return;
+    }
+    // Within the item: its first such text, or (when that is not known) the item's start.
+    this.firstNonAscii = Math.max(0, this.firstNonAscii - from);
+    this.lastNonAscii -= from;
+  }
+
   /** The items in the given order (item numbers); nothing may be added after. */
   items(order: ArrayLike<number>): PrintedItems {
     if (!this.sealed) {
-      this.pieces.push(this.buf.toString('latin1', 0, this.at));
+      this.keepPiece(this.at);
       this.sealed = true;
     }
     const count = order.length;
@@ -291,6 +312,6 @@ export class PieceStore extends Utf8Out {
       start[i] = k > 0 && this.itemPiece[k - 1] === p ? this.itemEnd[k - 1] : 0;
       end[i] = this.itemEnd[k];
     }
-    return { pieces: this.pieces, piece, start, end };
+    return { pieces: this.pieces, ascii: this.ascii, piece, start, end };
   }
 }

@@ -11,8 +11,20 @@ export abstract class Utf8Out implements TextOut {
   /** Where the next byte goes in buf. */
   protected at = 0;
 
+  /**
+   * Where in buf the first and the last text with a character above ASCII was written
+   * (-1: none): a store of printed pieces tells by them which pieces are ASCII.
+   */
+  protected firstNonAscii = -1;
+  protected lastNonAscii = -1;
+
   /** Makes at least n bytes free after `at` (buf and `at` may change). */
   protected abstract room(n: number): void;
+
+  private sawNonAscii(at: number): void {
+    if (this.firstNonAscii < 0) this.firstNonAscii = at;
+    this.lastNonAscii = at;
+  }
 
   str(s: string): void {
     const n = s.length;
@@ -22,13 +34,17 @@ export abstract class Utf8Out implements TextOut {
     // Names (a numgen map has one per endpoint) go through the encoder; a loop is
     // quicker for the short words between them.
     if (n > 24) {
-      this.at += b.write(s, this.at);
+      const written = b.write(s, this.at);
+      // Only ASCII takes one byte a character.
+      if (written !== n) this.sawNonAscii(this.at);
+      this.at += written;
       return;
     }
     let at = this.at;
     for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);
       if (c >= 0x80) {
+        this.sawNonAscii(at);
         this.at = at + b.write(s.slice(i), at);
         return;
       }

@@ -1,7 +1,9 @@
-// Utf8Out prints what String() and formatIP print, as UTF-8, whatever room is left.
+// Utf8Out prints what String() and formatIP print, as UTF-8, whatever room is left; a
+// PieceStore knows which of its pieces are ASCII.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatIP, type IP } from '../../src/net/ip.js';
+import { PieceStore } from '../../src/nft/text-table.js';
 import { Utf8Out } from '../../src/nft/utf8-out.js';
 
 /** Prints into a small buffer that grows, so that room() is asked for often. */
@@ -55,6 +57,32 @@ describe('Utf8Out', () => {
         for (const s of ss) o.str(s);
         expect(o.text()).toBe(ss.join(''));
       }),
+    );
+  });
+});
+
+describe('PieceStore', () => {
+  it('knows which pieces are ASCII, items cut across pieces or not', () => {
+    // Pieces of 64 bytes: most items are cut over two, some are larger than a piece.
+    const text = fc.oneof(fc.string({ maxLength: 30 }), fc.string({ unit: 'grapheme', maxLength: 30 }), fc.constantFrom('é', 'x'.repeat(100)));
+    fc.assert(
+      fc.property(fc.array(fc.array(text, { maxLength: 4 }), { maxLength: 60 }), (items) => {
+        const store = new PieceStore(64);
+        for (const parts of items) {
+          store.begin();
+          for (const t of parts) store.str(t);
+          store.byte(0x0a);
+          store.end();
+        }
+        const printed = store.items(items.map((_, k) => k));
+        expect(printed.ascii.length).toBe(printed.pieces.length);
+        printed.pieces.forEach((p, i) => expect(printed.ascii[i], JSON.stringify(p)).toBe(!/[\x80-\xff]/.test(p)));
+        items.forEach((parts, k) => {
+          const line = printed.pieces[printed.piece[k]].slice(printed.start[k], printed.end[k]);
+          expect(Buffer.from(line, 'latin1').toString('utf8')).toBe(`${parts.join('')}\n`);
+        });
+      }),
+      { numRuns: 300 },
     );
   });
 });
