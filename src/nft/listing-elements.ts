@@ -1,6 +1,7 @@
 // The `elem` array of a set or map of ours as nft 1.0.6 lists it, read straight from the
 // listing's text into what the diff compares: each element's key (keyString) and what it
-// holds besides (elementValueKey), sorted as the reader sorts elements (compareKeys). The
+// holds besides (elementValueKey), sorted as the reader sorts elements (compareKeys, by
+// elementSortKey of the key's parts). The
 // maps of a 10,000-Service table hold some 27,000 elements; reading each into objects
 // cost more than the rest of its set.
 //
@@ -8,7 +9,8 @@
 // kproxc writes, comments without escapes); anything else is null, and the set is read
 // the long way (json-read.ts readElement), which reports what it does not understand.
 import { formatIP, parseIP } from '../net/ip.js';
-import type { DataType, NftSet } from './objects.js';
+import type { DataType, KeyPart, NftSet } from './objects.js';
+import { elementSortKey } from './ruleset.js';
 
 const sticky = (source: string) => new RegExp(source, 'y');
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
@@ -88,24 +90,28 @@ class ElementReader {
     return { sort: key.sort, key: key.text, value: `[${verdict},${comment}]` };
   }
 
-  /** A key: its keyString, and a text that sorts as compareKeys sorts keys. */
+  /** A key: its keyString, and its elementSortKey. */
   private key(): { text: string; sort: string } | null {
     const types = this.set.keyType;
-    if (types.length === 1) return this.part(types[0]);
+    if (types.length === 1) {
+      const p = this.part(types[0]);
+      return p && { text: p.text, sort: elementSortKey([p.part]) };
+    }
     if (!this.lit('{"concat": [')) return null;
     let text = '';
-    let sort = '';
+    const parts: KeyPart[] = [];
     for (let i = 0; i < types.length; i++) {
       if (i > 0 && !this.lit(', ')) return null;
       const p = this.part(types[i]);
       if (!p) return null;
       text += i > 0 ? ` . ${p.text}` : p.text;
-      sort += p.sort;
+      parts.push(p.part);
     }
-    return this.lit(']}') ? { text, sort } : null;
+    return this.lit(']}') ? { text, sort: elementSortKey(parts) } : null;
   }
 
-  private part(type: DataType): { text: string; sort: string } | null {
+  /** A part of a key: its text (as keyString writes it) and its value. */
+  private part(type: DataType): { text: string; part: KeyPart } | null {
     const m = this.match(PART[type]);
     if (!m) return null;
     const v = m[1];
@@ -115,14 +121,13 @@ class ElementReader {
         const ip = parseIP(v);
         // Of the set's family, and canonical only: keyString writes formatIP.
         if (!ip || ip.family !== (type === 'ipv4_addr' ? 4 : 6) || formatIP(ip) !== v) return null;
-        let hex = '';
-        for (const b of ip.bytes) hex += (b < 16 ? '0' : '') + b.toString(16);
-        return { text: v, sort: hex };
+        return { text: v, part: { t: 'ip', ip } };
       }
       case 'inet_proto':
-        return { text: v, sort: `${v}\u0000` };
+        // The pattern takes only these.
+        return { text: v, part: { t: 'proto', name: v as 'tcp' | 'udp' | 'sctp' } };
       case 'inet_service':
-        return Number(v) > 65535 ? null : { text: v, sort: v.padStart(5, '0') };
+        return Number(v) > 65535 ? null : { text: v, part: { t: 'port', n: Number(v) } };
     }
   }
 }
