@@ -7,19 +7,34 @@
 
 const EMPTY = -1;
 
-/** FNV-1a over the UTF-16 code units of a name. */
+// Names come from the cluster's objects: the hash starts from a value drawn per process,
+// so that names made to share slots cannot be made in advance. (Which slot a name takes
+// shows nowhere: numbers are given in the order names are added.)
+const SEED = (0x811c9dc5 ^ (Math.random() * 0x100000000)) | 0;
+
+/** FNV-1a over the UTF-16 code units of a name, from this process's seed. */
 export function nameHash(s: string): number {
-  let h = 0x811c9dc5 | 0;
+  let h = SEED;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h;
+}
+
+/**
+ * The slot a hash starts at in a table of 2 ** bits slots: its product with 2^32 over the
+ * golden ratio, top bits. FNV's low bits depend only on the low bits of the characters;
+ * the top bits of the product depend on all of them.
+ */
+export function firstSlot(h: number, bits: number): number {
+  return Math.imul(h, 0x9e3779b1) >>> (32 - bits);
 }
 
 export class NameIndex {
   private readonly names: string[] = [];
   // Open addressing, linear probing, at most half full: the number of the name in each
   // slot (EMPTY for none) and the name's hash.
-  private numbers = new Int32Array(1024).fill(EMPTY);
-  private hashes = new Int32Array(1024);
+  private bits = 10;
+  private numbers = new Int32Array(1 << this.bits).fill(EMPTY);
+  private hashes = new Int32Array(1 << this.bits);
 
   get size(): number {
     return this.names.length;
@@ -51,7 +66,7 @@ export class NameIndex {
   private slotOf(name: string, h: number): number {
     const { numbers, hashes, names } = this;
     const mask = numbers.length - 1;
-    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = firstSlot(h, this.bits); ; slot = (slot + 1) & mask) {
       const n = numbers[slot];
       if (n === EMPTY || (hashes[slot] === h && names[n] === name)) return slot;
     }
@@ -59,12 +74,13 @@ export class NameIndex {
 
   private grow(): void {
     const { numbers, hashes } = this;
-    this.numbers = new Int32Array(2 * numbers.length).fill(EMPTY);
-    this.hashes = new Int32Array(2 * numbers.length);
+    this.bits++;
+    this.numbers = new Int32Array(1 << this.bits).fill(EMPTY);
+    this.hashes = new Int32Array(1 << this.bits);
     const mask = this.numbers.length - 1;
     for (let i = 0; i < numbers.length; i++) {
       if (numbers[i] === EMPTY) continue;
-      let slot = hashes[i] & mask;
+      let slot = firstSlot(hashes[i], this.bits);
       while (this.numbers[slot] !== EMPTY) slot = (slot + 1) & mask;
       this.numbers[slot] = numbers[i];
       this.hashes[slot] = hashes[i];

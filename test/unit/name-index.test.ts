@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NameIndex, nameHash } from '../../src/nft/name-index.js';
+import { firstSlot, NameIndex, nameHash } from '../../src/nft/name-index.js';
 
 describe('NameIndex', () => {
   it('numbers names in the order added, as a Map from name to its first number would', () => {
@@ -27,13 +27,13 @@ describe('NameIndex', () => {
   });
 
   it('keeps names apart that start at the same slot', () => {
-    // Names whose hashes agree in their low bits, so they start at one slot and are told
-    // apart only by comparing the names.
+    // Names that start at one slot of a new index (1,024 slots), found by trying: they are
+    // told apart by probing on and comparing hashes, and names with equal hashes by name.
     const byHash = new Map<number, string[]>();
     for (let a = 0; a < 2000; a++) {
       for (let b = 0; b < 64; b++) {
         const n = String.fromCharCode(a, 0x30 + b);
-        const h = nameHash(n) & 0xfff;
+        const h = firstSlot(nameHash(n), 10);
         byHash.set(h, [...(byHash.get(h) ?? []), n]);
       }
     }
@@ -42,6 +42,17 @@ describe('NameIndex', () => {
     same.forEach((n, i) => expect(index.add(n)).toBe(i));
     same.forEach((n, i) => expect(index.get(n)).toBe(i));
     expect(index.get(`${same[0]}x`)).toBe(-1);
+  });
+
+  it('spreads names that differ only in the high bits of a character', () => {
+    // FNV's low bits see only the characters' low bits: by them alone, these 1,000 names
+    // would start at no more than 16 of 4,096 slots (their hashes agree in the low 8 bits).
+    const high = (k: number) => String.fromCharCode(0x100 * (1 + k));
+    const names = Array.from({ length: 1000 }, (_, i) => `chain-${high(i % 250)}${high(Math.floor(i / 250))}`);
+    expect(new Set(names).size).toBe(1000);
+    const slots = new Set(names.map((n) => firstSlot(nameHash(n), 12)));
+    expect(new Set(names.map((n) => nameHash(n) & 0xfff)).size).toBeLessThanOrEqual(16);
+    expect(slots.size).toBeGreaterThan(700);
   });
 
   it('holds a hundred thousand names across its growth', () => {
