@@ -1,9 +1,8 @@
 // The `elem` array of a set or map of ours as nft 1.0.6 lists it, read straight from the
 // listing's text into what the diff compares: each element's key (keyString) and what it
 // holds besides (elementValueKey), sorted as the reader sorts elements (compareKeys, by
-// elementSortKey of the key's parts). The
-// maps of a 10,000-Service table hold some 27,000 elements; reading each into objects
-// cost more than the rest of its set.
+// elementSortKey of the key's parts). The maps of a 10,000-Service table hold some 27,000
+// elements; reading each into JSON objects cost more than the rest of its set.
 //
 // Only nft's exact spelling of what kproxc writes is read here (canonical addresses, names
 // kproxc writes, comments without escapes); anything else is null, and the set is read
