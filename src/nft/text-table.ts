@@ -203,6 +203,9 @@ const PIECE_BYTES = 1 << 19;
 export class PieceStore extends Utf8Out {
   private readonly pieces: string[] = [];
   private readonly ascii: boolean[] = [];
+  // pieces.length, kept apart: the array's first string changes its kind of elements, and
+  // code made fast for the empty array would be sent back to be compiled again.
+  private pieceCount = 0;
   private itemStart = 0; // where the item being printed starts in buf
   // Per item, in the order added: its piece and where its bytes end there. Plain arrays:
   // typed ones would be memory outside the heap as well.
@@ -235,7 +238,7 @@ export class PieceStore extends Utf8Out {
    */
   head(prefix: string, name: string): void {
     const n = this.headLength;
-    if (name === this.headName && this.headPiece === this.pieces.length && this.at + n <= this.buf.length) {
+    if (name === this.headName && this.headPiece === this.pieceCount && this.at + n <= this.buf.length) {
       this.buf.copyWithin(this.at, this.headAt, this.headAt + n);
       this.headAt = this.at;
       this.at += n;
@@ -248,7 +251,7 @@ export class PieceStore extends Utf8Out {
     this.headName = name;
     this.headAt = this.itemStart;
     this.headLength = this.at - this.itemStart;
-    this.headPiece = this.pieces.length;
+    this.headPiece = this.pieceCount;
   }
 
   /** How many bytes of the item begun are printed. */
@@ -258,7 +261,7 @@ export class PieceStore extends Utf8Out {
 
   /** Ends the item begun; returns its number. */
   end(): number {
-    this.itemPiece.push(this.pieces.length);
+    this.itemPiece.push(this.pieceCount);
     this.itemEnd.push(this.at);
     return this.itemEnd.length - 1;
   }
@@ -280,6 +283,7 @@ export class PieceStore extends Utf8Out {
   /** Keeps buf's first `end` bytes as a piece, noting whether they are ASCII. */
   private keepPiece(end: number): void {
     this.pieces.push(this.buf.toString('latin1', 0, end));
+    this.pieceCount++;
     this.ascii.push(!(this.firstNonAscii >= 0 && this.firstNonAscii < end));
   }
 
