@@ -32,6 +32,8 @@ describe('npm run bench', () => {
       for (const row of report.rows) {
         expect(row.size).toBe(12);
         expect(row.rssMB).toBeGreaterThan(0);
+        // CPU of all the process's threads, read from GNU time (NaN if it were misread).
+        expect(row.cpuMedian).toBeGreaterThan(0);
         expect(row.outputBytes).toBeGreaterThan(0);
       }
       expect(report.nft).toHaveLength(1);
@@ -40,6 +42,7 @@ describe('npm run bench', () => {
       const size = (command: string) => report.rows.find((x: { format: string; command: string }) => x.format === 'yaml' && x.command === command).outputBytes;
       expect(size('diff (1 endpoint moved)')).toBeLessThan(size('compile') / 2);
       expect(r.stdout).toContain('nft -f, 12 Services');
+      expect(r.stdout).toContain('CPU median');
       // Both formats give the same ruleset.
       expect(fs.readFileSync(path.join(dir, 'out/compile-12.yaml.nft'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'out/compile-12.json.nft'), 'utf8'));
     } finally {
