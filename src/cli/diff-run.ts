@@ -1,6 +1,6 @@
 // The work of `kproxc diff` (diff-command.ts reads its options): the nft transaction that
 // turns the live tables (as `nft -j list ruleset` prints them) into what `compile` would load.
-import { formatDiagnostic, sortDiagnostics, UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
+import { UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
 import { compilePrintedTables, failOnWarnings, loadModel } from '../compile.js';
 import { fileChunks } from '../input/chunks.js';
 import { diffLive } from '../nft/diff.js';
@@ -10,13 +10,9 @@ import { readCompactText, startCompactRead, type PendingRead } from '../nft/live
 import { contentsView, type LiveTableView } from '../nft/live-view.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { transactionText } from '../nft/text.js';
-import { compileOptionsFrom, emit, EXIT_CHANGES, EXIT_OK, loadInputs, type Io } from './main.js';
+import { compileOptionsFrom, emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, type Io } from './main.js';
 import { writeAtomically } from './output.js';
 import { commandRegistry } from './registry.js';
-
-function printWarnings(io: Io, ds: Diagnostic[]): void {
-  for (const d of sortDiagnostics(ds)) io.stderr(formatDiagnostic(d) + '\n');
-}
 
 /**
  * The compiled tables, as `compile` builds them (warnings, and --strict, alike): each rule
@@ -56,25 +52,24 @@ async function liveTables(io: Io, live: string, pending: PendingRead | null, tab
   }
 }
 
-
 /** `kproxc diff`, once its options are read. */
 export async function runDiff(io: Io, files: string[], o: Record<string, unknown>): Promise<void> {
-    const live = o.live as string;
-    if (live === '-' && files.includes('-')) throw new UsageError('--live - and a snapshot from standard input cannot both read standard input');
-    // A listing file is read (on a second thread, when large) while the snapshot compiles.
-    const pending = live === '-' ? null : startCompactRead(live, o.table as string);
-    let desired: ReturnType<typeof desiredTables>;
-    try {
-      desired = desiredTables(io, files, o);
-    } catch (e) {
-      pending?.cancel();
-      throw e;
-    }
-    const { tables, warnings } = desired;
-    const liveViews = await liveTables(io, live, pending, tables, o.table as string);
-    const { now, later } = diffLive(tables, liveViews, { twoPhase: o.twoPhase !== undefined });
-    printWarnings(io, warnings);
-    emit(io, o.output as string | undefined, transactionText(now));
-    if (o.twoPhase !== undefined) writeAtomically(o.twoPhase as string, transactionText(later));
-    if (o.exitCode === true) commandRegistry.lastExitCode = now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
+  const live = o.live as string;
+  if (live === '-' && files.includes('-')) throw new UsageError('--live - and a snapshot from standard input cannot both read standard input');
+  // A listing file is read (on a second thread, when large) while the snapshot compiles.
+  const pending = live === '-' ? null : startCompactRead(live, o.table as string);
+  let desired: ReturnType<typeof desiredTables>;
+  try {
+    desired = desiredTables(io, files, o);
+  } catch (e) {
+    pending?.cancel();
+    throw e;
+  }
+  const { tables, warnings } = desired;
+  const liveViews = await liveTables(io, live, pending, tables, o.table as string);
+  const { now, later } = diffLive(tables, liveViews, { twoPhase: o.twoPhase !== undefined });
+  printDiagnostics(io, warnings);
+  emit(io, o.output as string | undefined, transactionText(now));
+  if (o.twoPhase !== undefined) writeAtomically(o.twoPhase as string, transactionText(later));
+  if (o.exitCode === true) commandRegistry.lastExitCode = now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }

@@ -31,7 +31,8 @@ const processIo: Io = {
   readStdin: () => fs.readFileSync(0, 'utf8'),
 };
 
-function printDiagnostics(io: Io, ds: Diagnostic[]): void {
+/** Diagnostics on standard error, sorted, one per line. */
+export function printDiagnostics(io: Io, ds: Diagnostic[]): void {
   for (const d of sortDiagnostics(ds)) io.stderr(formatDiagnostic(d) + '\n');
 }
 

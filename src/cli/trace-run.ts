@@ -1,7 +1,7 @@
 // The work of `kproxc trace` (trace-command.ts reads its options): compile the snapshot,
 // then walk the compiled rules for one packet (flags) or many (--packets FILE), printing
 // each path and outcome, or one JSON object per packet.
-import { formatDiagnostic, sortDiagnostics, UsageError } from '../diag/diagnostic.js';
+import { UsageError } from '../diag/diagnostic.js';
 import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
 import { traceBackends } from '../trace/backend.js';
 import { traceJson, traceText } from '../trace/format.js';
@@ -9,7 +9,7 @@ import '../trace/nft/index.js';
 import '../trace/ovs/index.js';
 import { DEFAULT_SOURCE_PORT, IFNAME_RE, type L4Protocol, type TracePacket } from '../trace/packet.js';
 import { parsePacketsFile } from '../trace/packets-file.js';
-import { compileOptionsFrom, emit, loadInputs, type Io } from './main.js';
+import { compileOptionsFrom, emit, loadInputs, printDiagnostics, type Io } from './main.js';
 
 function ipFlag(flag: string, v: unknown): IP {
   const ip = typeof v === 'string' ? parseIP(v) : null;
@@ -52,19 +52,18 @@ function packets(io: Io, o: Record<string, unknown>): TracePacket[] {
   return parsePacketsFile(file);
 }
 
-
 /** `kproxc trace`, once its options are read. */
 export function runTrace(io: Io, files: string[], o: Record<string, unknown>): void {
-    const backend = traceBackends.get(String(o.backend));
-    if (!backend) {
-      // Each data plane's walker registers itself (src/trace/nft/, src/trace/ovs/).
-      throw new UsageError(`--backend ${String(o.backend)}: this build cannot trace the ${String(o.backend)} backend's flows yet; use --backend nftables`);
-    }
-    const list = packets(io, o);
-    const inputs = loadInputs(io, files);
-    const tracer = backend(inputs, { ...compileOptionsFrom(o), tableName: o.table as string, strict: o.strict === true });
-    for (const d of sortDiagnostics(tracer.warnings)) io.stderr(formatDiagnostic(d) + '\n');
-    const results = list.map((p) => tracer.trace(p));
-    const show = o.json === true ? traceJson : traceText;
-    emit(io, undefined, results.map(show).join(o.json === true ? '' : '\n'));
+  const backend = traceBackends.get(String(o.backend));
+  if (!backend) {
+    // Each data plane's walker registers itself (src/trace/nft/, src/trace/ovs/).
+    throw new UsageError(`--backend ${String(o.backend)}: this build cannot trace the ${String(o.backend)} backend's flows yet; use --backend nftables`);
+  }
+  const list = packets(io, o);
+  const inputs = loadInputs(io, files);
+  const tracer = backend(inputs, { ...compileOptionsFrom(o), tableName: o.table as string, strict: o.strict === true });
+  printDiagnostics(io, tracer.warnings);
+  const results = list.map((p) => tracer.trace(p));
+  const show = o.json === true ? traceJson : traceText;
+  emit(io, undefined, results.map(show).join(o.json === true ? '' : '\n'));
 }
