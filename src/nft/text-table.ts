@@ -1,11 +1,11 @@
 // A table kept as printed text: compile's text output, and the diff's wanted tables (read
 // back by printed-chains.ts). Each rule is checked as in any table, then printed, "add
-// rule" line and all, from its statements straight into a shared
-// buffer as UTF-8, instead of being kept as a Rule object and a string: at 10,000 Services
-// there are 250,000 rules, and objects that live to the end are copied by every
-// young-generation collection and read back from all over the heap when the chains are
-// printed in name order. Printing as bytes makes no strings on the way either, and the
-// lines of a chain's rules added one after another are printed out as one piece.
+// rule" line and all, from its statements straight into a shared buffer as UTF-8, instead
+// of being kept as a Rule object and a string: at 10,000 Services there are 250,000 rules,
+// and objects that live to the end are copied by every young-generation collection and
+// read back from all over the heap when the chains are printed in name order. Printing as
+// bytes makes no strings on the way either, and the lines of a chain's rules added one
+// after another are printed out as one piece.
 import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';

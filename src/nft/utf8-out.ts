@@ -1,6 +1,6 @@
-// Printing straight into a buffer as UTF-8: what the text table's stores and the printer
-// of its output share. ASCII, nearly all of nft text, is copied by a loop: a call into
-// the encoder costs more than the copy of a word.
+// Printing straight into a buffer as UTF-8: the text table's stores of printed lines
+// (text-table.ts PieceStore) print through it. ASCII, nearly all of nft text, is copied by
+// a loop: a call into the encoder costs more than the copy of a word.
 import { writeDecimal, writeIPv4 } from '../io/digits.js';
 import type { IP } from '../net/ip.js';
 import { formatIP } from '../net/ip.js';
