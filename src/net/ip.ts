@@ -13,6 +13,35 @@ export interface CIDR {
   readonly prefix: number;
 }
 
+// Addresses and networks are made by these classes, not as object literals. Literals with
+// the same number of properties share the engine's hidden classes by property name, so a
+// literal elsewhere whose first property is also `family` (a table reference, say, with
+// a string there) would widen the field for every address, and every compiled function
+// that reads addresses would be thrown away and compiled again in the middle of a run.
+class Address implements IP {
+  constructor(
+    readonly family: IPFamily,
+    readonly bytes: Uint8Array,
+  ) {}
+}
+
+class Network implements CIDR {
+  constructor(
+    readonly addr: IP,
+    readonly prefix: number,
+  ) {}
+}
+
+/** An address of `family` with these bytes (4 or 16, network order; not copied). */
+export function ipFromBytes(family: IPFamily, bytes: Uint8Array): IP {
+  return new Address(family, bytes);
+}
+
+/** The network `addr`/`prefix`; `addr` must have its host bits cleared. */
+export function cidrOf(addr: IP, prefix: number): CIDR {
+  return new Network(addr, prefix);
+}
+
 // A large snapshot holds a hundred thousand addresses and more, and they live to the end:
 // their bytes are views into shared blocks, not an ArrayBuffer each (a typed array with
 // a buffer of its own costs twice the memory, all of it copied by every scavenge).
@@ -116,10 +145,10 @@ export function parseIP(s: string): IP | null {
   if (typeof s !== 'string') return null;
   // IPv4 first: most addresses are, and its reader stops at the first ":" of one that is not.
   const b4 = parseIPv4(s);
-  if (b4) return { family: 4, bytes: b4 };
+  if (b4) return new Address(4, b4);
   if (!s.includes(':')) return null;
   const b = parseIPv6(s);
-  return b ? { family: 6, bytes: b } : null;
+  return b ? new Address(6, b) : null;
 }
 
 /** Canonical text: dotted quad, or RFC 5952 (lower case, longest zero run compressed). */
@@ -197,8 +226,8 @@ export function parseCIDR(s: string): ParsedCIDR | null {
   const prefix = Number(lenText);
   if (prefix > (ip.family === 4 ? 32 : 128)) return null;
   const net = mask(ip.bytes, prefix);
-  const hostBitsSet = compareIP(ip, { family: ip.family, bytes: net }) !== 0;
-  return { cidr: { addr: { family: ip.family, bytes: net }, prefix }, hostBitsSet };
+  const addr = new Address(ip.family, net);
+  return { cidr: new Network(addr, prefix), hostBitsSet: compareIP(ip, addr) !== 0 };
 }
 
 export function formatCIDR(c: CIDR): string {
@@ -207,7 +236,7 @@ export function formatCIDR(c: CIDR): string {
 
 export function cidrContains(c: CIDR, ip: IP): boolean {
   if (c.addr.family !== ip.family) return false;
-  return compareIP(c.addr, { family: ip.family, bytes: mask(ip.bytes, c.prefix) }) === 0;
+  return compareIP(c.addr, new Address(ip.family, mask(ip.bytes, c.prefix))) === 0;
 }
 
 export function isZeroCIDR(c: CIDR): boolean {

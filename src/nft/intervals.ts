@@ -3,7 +3,7 @@
 // `{ 9.0.0.0/8, 10.0.0.0/8 }` as the range `9.0.0.0-10.255.255.255`, and an address inside
 // a prefix disappears (nft 1.0.6, checked in test/nft-listing.system.test.ts). Two address
 // matches are the same match exactly when their merged intervals are the same.
-import { formatIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
+import { cidrOf, formatIP, ipFromBytes, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 
 export interface Interval {
   lo: bigint;
@@ -24,7 +24,7 @@ export function bigToIP(n: bigint, family: IPFamily): IP {
     bytes[i] = Number(n & 0xffn);
     n >>= 8n;
   }
-  return { family, bytes };
+  return ipFromBytes(family, bytes);
 }
 
 export function cidrInterval(c: CIDR): Interval {
@@ -60,7 +60,7 @@ export function rangeToCIDRs(lo: IP, hi: IP): CIDR[] {
     // The largest block that starts at a (aligned) and does not pass b.
     let size = 0;
     while (size < bits && (a & ((1n << BigInt(size + 1)) - 1n)) === 0n && a + (1n << BigInt(size + 1)) - 1n <= b) size++;
-    out.push({ addr: bigToIP(a, family), prefix: bits - size });
+    out.push(cidrOf(bigToIP(a, family), bits - size));
     a += 1n << BigInt(size);
   }
   return out;

@@ -4,7 +4,7 @@
 // the address and the port once, and then each rule is those pieces with the address and
 // the port printed between them.
 import { InternalError } from '../diag/diagnostic.js';
-import { formatIP, parseIP, type IP } from '../net/ip.js';
+import { formatIP, ipFromBytes, parseIP, type IP } from '../net/ip.js';
 import type { Stmt } from './expr.js';
 import { StringOut, writeRule, type TextOut } from './text.js';
 
@@ -21,7 +21,7 @@ export const PORT = 1;
 // Values no rule holds, recognised where the printer prints them. An address is told by
 // identity (one of each family: IPv6 addresses print differently in places); the port is
 // outside the range of ports.
-const MARK_ADDRESS: Record<4 | 6, IP> = { 4: { family: 4, bytes: new Uint8Array(4) }, 6: { family: 6, bytes: new Uint8Array(16) } };
+const MARK_ADDRESS: Record<4 | 6, IP> = { 4: ipFromBytes(4, new Uint8Array(4)), 6: ipFromBytes(6, new Uint8Array(16)) };
 const MARK_PORT = -7;
 
 /**

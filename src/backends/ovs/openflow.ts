@@ -2,7 +2,7 @@
 // `ovs-ofctl bundle` files (OVS 3.1). Every field is printed from a parsed value (an IP, a
 // CIDR, a number), never from input text, so no input can inject OpenFlow syntax.
 import { InternalError } from '../../diag/diagnostic.js';
-import { formatCIDR, formatIP, ipv4Hex, type CIDR, type IP } from '../../net/ip.js';
+import { cidrOf, formatCIDR, formatIP, ipv4Hex, type CIDR, type IP } from '../../net/ip.js';
 
 /** Protocol words: each implies its prerequisites (`tcp6` is IPv6 and TCP). */
 export type ProtoWord = 'ip' | 'ipv6' | 'tcp' | 'udp' | 'sctp' | 'tcp6' | 'udp6' | 'sctp6' | 'icmp6';
@@ -244,7 +244,7 @@ export const tpDst = (port: number): MatchField => ({ t: 'tp-dst', port });
 
 /** An address (a full-length prefix) or a network. */
 export function addr(field: AddrField, net: IP | CIDR): MatchField {
-  return { t: 'addr', field, net: 'prefix' in net ? net : { addr: net, prefix: net.bytes.length * 8 } };
+  return { t: 'addr', field, net: 'prefix' in net ? net : cidrOf(net, net.bytes.length * 8) };
 }
 
 /** `ct_state=+new+trk`, written ctState('+new', '+trk'). */

@@ -1,6 +1,6 @@
 // The packet as the flows see it while it crosses the bridge, and what has happened to it:
 // one copy per branch (a select group forks the walk, one branch per bucket).
-import type { IP } from '../../net/ip.js';
+import { ipFromBytes, type IP } from '../../net/ip.js';
 import type { CtFlag, Nat, RegField } from '../../backends/ovs/openflow.js';
 import type { L4Protocol } from '../packet.js';
 import type { Step } from '../result.js';
@@ -111,5 +111,5 @@ export function ipOf(value: bigint, family: 4 | 6): IP {
   const n = family === 4 ? 4 : 16;
   const bytes = new Uint8Array(n);
   for (let i = 0; i < n; i++) bytes[i] = Number((value >> BigInt((n - 1 - i) * 8)) & 0xffn);
-  return { family, bytes };
+  return ipFromBytes(family, bytes);
 }
