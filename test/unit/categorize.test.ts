@@ -169,7 +169,7 @@ describe('categorizeEndpoints', () => {
   for (const c of cases) {
     it(c.name, () => {
       const sp = servicePort(c.sp);
-      const labels = c.zone ? { 'topology.kubernetes.io/zone': c.zone } : {};
+      const labels: Record<string, string> = c.zone ? { 'topology.kubernetes.io/zone': c.zone } : {};
       const r = categorizeEndpoints(c.eps.map(endpoint), sp, 'test-node', labels);
       expect(ips(r.clusterEndpoints)).toEqual(c.cluster);
       expect(ips(r.localEndpoints)).toEqual(c.local);

@@ -4,7 +4,6 @@ import * as fs from 'node:fs';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import * as kinds from '../../src/schema/kinds.js';
-// @ts-expect-error a plain script without types
 import { GENERATED, schemasByKind, validatorsModule } from '../../scripts/gen-validators.mjs';
 
 describe('kind schemas', () => {

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileTables, loadModel } from '../../src/compile.js';
+import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
 import { ruleKey, stmtsKey } from '../../src/nft/canonical.js';
 import type { Family } from '../../src/nft/expr.js';
 import { ruleBodyText } from '../../src/nft/text.js';
@@ -17,8 +17,11 @@ describe('reading kproxc rule text back', () => {
     let rules = 0;
     for (const f of listFixtures()) {
       const model = loadModel([{ name: f.file, text: fs.readFileSync(f.file, 'utf8') }], parseArgsToOptions(f.args));
-      for (const form of ['statements', 'text'] as const) {
-        for (const t of compileTables(model, 'kube-proxy', [], form)) {
+      // The tables that keep statements, and the printed ones the diff compares (their
+      // rules are text only).
+      for (const form of ['statements', 'printed'] as const) {
+        const tables = form === 'statements' ? compileTables(model, 'kube-proxy', []) : compilePrintedTables(model, 'kube-proxy', []);
+        for (const t of tables) {
           for (const c of t.chains) {
             for (const r of c.rules) {
               const text = r.text ?? ruleBodyText(r.stmts);
