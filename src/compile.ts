@@ -101,14 +101,24 @@ export interface CompileResult {
   warnings: Diagnostic[];
 }
 
+/** One table per IP family of the model, each made by `compileFamily`. */
+function perFamily<T>(
+  model: ModelResult,
+  tableName: string,
+  warnings: Diagnostic[],
+  compileFamily: (m: FamilyModel, opts: { tableName: string }, warnings: Diagnostic[]) => T,
+): T[] {
+  return model.families.map((m) => compileFamily(m, { tableName }, warnings));
+}
+
 /** One table per IP family, with every rule's statements (JSON output, tracing). */
 export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
-  return model.families.map((m) => compileFamilyTable(m, { tableName }, warnings));
+  return perFamily(model, tableName, warnings, compileFamilyTable);
 }
 
 /** One table per IP family, its rules kept printed: what the diff compares and prints. */
 export function compilePrintedTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
-  return model.families.map((m) => compileFamilyTablePrinted(m, { tableName }, warnings));
+  return perFamily(model, tableName, warnings, compileFamilyTablePrinted);
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {
@@ -121,7 +131,7 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
     failOnWarnings(opts.strict, warnings);
     return { output: transactionJson(fullReplace(tables)), warnings };
   }
-  const tables = model.families.map((m) => compileFamilyTableText(m, { tableName }, warnings));
+  const tables = perFamily(model, tableName, warnings, compileFamilyTableText);
   failOnWarnings(opts.strict, warnings);
   return { output: fullReplaceBytes(tables), warnings };
 }

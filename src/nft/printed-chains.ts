@@ -15,7 +15,6 @@ export class PrintedLines {
     private readonly items: PrintedItems,
     ruleOrder: number[],
     commentOfRule: Map<number, number>,
-    private readonly headBytes: number,
   ) {
     if (commentOfRule.size === 0) return;
     for (let j = 0; j < ruleOrder.length; j++) {
@@ -24,11 +23,11 @@ export class PrintedLines {
     }
   }
 
-  /** Line j's statements: after the head ("add rule TABLE CHAIN "), up to its comment or line end. */
-  text(j: number, chainNameBytes: number): string {
+  /** Line j's statements: from `bodyAt` (past its head), up to its comment or line end. */
+  text(j: number, bodyAt: number): string {
     const start = this.items.start[j];
     const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
-    return this.slice(j, start + this.headBytes + chainNameBytes + 1, at === undefined ? this.items.end[j] - 1 : start + at);
+    return this.slice(j, start + bodyAt, at === undefined ? this.items.end[j] - 1 : start + at);
   }
 
   comment(j: number): string | undefined {
@@ -45,25 +44,26 @@ export class PrintedLines {
   }
 }
 
-/** A chain of the diff's table: its rules made from their lines only when asked for. */
-export function printedChain(chain: Chain, lines: PrintedLines, first: number, end: number): ChainContents {
-  return new PrintedChain(chain, lines, first, end);
+/**
+ * A chain of the diff's table: its rules made from their lines only when asked for. Its
+ * lines are [first, end), each a head of `headBytes` bytes and then the rule.
+ */
+export function printedChain(chain: Chain, lines: PrintedLines, first: number, end: number, headBytes: number): ChainContents {
+  return new PrintedChain(chain, lines, first, end, headBytes);
 }
 
 class PrintedChain implements ChainContents, PrintedRules {
   private made?: Rule[];
   readonly count: number;
-  private readonly nameBytes: number;
 
   constructor(
     readonly chain: Chain,
     private readonly lines: PrintedLines,
     private readonly first: number,
     end: number,
+    private readonly headBytes: number,
   ) {
     this.count = end - first;
-    // Chain names are ASCII (makeChain checks them).
-    this.nameBytes = chain.name.length;
   }
 
   get printed(): PrintedRules {
@@ -71,7 +71,7 @@ class PrintedChain implements ChainContents, PrintedRules {
   }
 
   text(k: number): string {
-    return this.lines.text(this.first + k, this.nameBytes);
+    return this.lines.text(this.first + k, this.headBytes);
   }
 
   comment(k: number): string | undefined {

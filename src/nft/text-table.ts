@@ -119,8 +119,12 @@ export class TextTableBuilder extends BaseTableBuilder {
   contents(): TableContents {
     const order = this.chainOrder();
     const { ruleOrder, first } = groupByChain(order, this.ruleChain);
-    const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt, Buffer.byteLength(this.ruleHead));
-    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i], first[i + 1]));
+    const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt);
+    const prefixBytes = Buffer.byteLength(this.ruleHead);
+    const chains = Array.from(order, (c, i) => {
+      const chain = this.chainList[c];
+      return printedChain(chain, lines, first[i], first[i + 1], PieceStore.headBytes(prefixBytes, chain.name));
+    });
     return { table: this.table, chains, sets: this.sortedSets() };
   }
 }
@@ -231,6 +235,14 @@ export class PieceStore extends Utf8Out {
   private headAt = 0;
   private headLength = 0;
   private headPiece = -1;
+
+  /**
+   * How many bytes head(prefix, name) writes, for a prefix of `prefixBytes` bytes and a
+   * chain name (ASCII: makeChain checks chain names).
+   */
+  static headBytes(prefixBytes: number, name: string): number {
+    return prefixBytes + name.length + 1;
+  }
 
   /**
    * Begins the item with prefix + name + ' ', copied from the item before when that began
