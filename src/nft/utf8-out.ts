@@ -53,6 +53,17 @@ export abstract class Utf8Out implements TextOut {
     this.at = at;
   }
 
+  /** Text already encoded as UTF-8; `ascii` says whether it is ASCII only. */
+  utf8(bytes: Uint8Array, ascii: boolean): void {
+    const n = bytes.length;
+    if (this.at + n > this.buf.length) this.room(n);
+    if (!ascii) this.sawNonAscii(this.at);
+    // A few bytes are copied faster by hand than by a call into the engine.
+    if (n > 16) this.buf.set(bytes, this.at);
+    else for (let i = 0; i < n; i++) this.buf[this.at + i] = bytes[i];
+    this.at += n;
+  }
+
   num(n: number): void {
     if (!(n >= 0 && n <= 0x7fffffff && n === Math.floor(n))) {
       this.str(String(n));

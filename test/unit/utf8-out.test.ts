@@ -50,11 +50,12 @@ describe('Utf8Out', () => {
     );
   });
 
-  it('prints any text as UTF-8', () => {
+  it('prints any text as UTF-8, encoded here or before', () => {
     fc.assert(
       fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 40 })), (ss) => {
         const o = new Out();
-        for (const s of ss) o.str(s);
+        // Each text as a string or, every other one, already encoded.
+        ss.forEach((s, i) => (i % 2 ? o.utf8(Buffer.from(s), !/[^\x00-\x7f]/.test(s)) : o.str(s)));
         expect(o.text()).toBe(ss.join(''));
       }),
     );
@@ -70,7 +71,8 @@ describe('PieceStore', () => {
         const store = new PieceStore(64);
         for (const parts of items) {
           store.begin();
-          for (const t of parts) store.str(t);
+          // Text as a string, or already encoded (as templates' text is), in turn.
+          parts.forEach((t, i) => (i % 2 ? store.utf8(Buffer.from(t), !/[^\x00-\x7f]/.test(t)) : store.str(t)));
           store.byte(0x0a);
           store.end();
         }
