@@ -15,9 +15,9 @@ export interface CIDR {
 
 // Addresses and networks are made by these classes, not as object literals. Literals with
 // the same number of properties share the engine's hidden classes by property name, so a
-// literal elsewhere whose first property is also `family` (a table reference, say, with
-// a string there) would widen the field for every address, and every compiled function
-// that reads addresses would be thrown away and compiled again in the middle of a run.
+// literal elsewhere whose first property is also `family` (the writer's table reference,
+// with a string there) widened that field for every address, and the compiled code of
+// every function that reads addresses was thrown away, to be compiled again if used.
 class Address implements IP {
   constructor(
     readonly family: IPFamily,
