@@ -7,7 +7,7 @@ import { buildModel } from './model/build.js';
 import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
 import { validateObject, validateObjects } from './schema/validate.js';
-import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText } from './backends/nftables/index.js';
+import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText, type NftablesOptions } from './backends/nftables/index.js';
 import { fullReplace } from './nft/transaction.js';
 import type { ChunkWriter } from './io/byte-chunks.js';
 import { fullReplaceBytes } from './nft/text-writer.js';
@@ -106,7 +106,7 @@ function perFamily<T>(
   model: ModelResult,
   tableName: string,
   warnings: Diagnostic[],
-  compileFamily: (m: FamilyModel, opts: { tableName: string }, warnings: Diagnostic[]) => T,
+  compileFamily: (m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]) => T,
 ): T[] {
   return model.families.map((m) => compileFamily(m, { tableName }, warnings));
 }

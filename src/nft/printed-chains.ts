@@ -26,14 +26,19 @@ export class PrintedLines {
   /** Line j's statements: from `bodyAt` (past its head), up to its comment or line end. */
   text(j: number, bodyAt: number): string {
     const start = this.items.start[j];
-    const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
+    const at = this.commentStart(j);
     return this.slice(j, start + bodyAt, at === undefined ? this.items.end[j] - 1 : start + at);
   }
 
   comment(j: number): string | undefined {
-    const at = this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
+    const at = this.commentStart(j);
     // Between COMMENT_OPEN and the closing quote before the line end.
     return at === undefined ? undefined : this.slice(j, this.items.start[j] + at + COMMENT_OPEN.length, this.items.end[j] - 2);
+  }
+
+  /** Where line j's comment starts in the line, if it has one (most tables have none). */
+  private commentStart(j: number): number | undefined {
+    return this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
   }
 
   private slice(j: number, from: number, to: number): string {
