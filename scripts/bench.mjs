@@ -8,6 +8,11 @@
 //   npm run bench -- [--sizes 1000,10000,50000] [--runs 5] [--formats yaml,json]
 //                    [--nft-max 10000] [--no-nft] [--json FILE] [--dir DIR]
 //
+// Each run of `compile` (nftables) comes right after a run of a fixed workload that does
+// not depend on kproxc (scripts/bench-calibration.mjs): this machine's speed moves by a
+// fifth within minutes, and the ratio of the two says how a compile did against what the
+// machine gave at the time. It is what to compare between builds measured apart.
+//
 // Inputs, outputs, live listings and nft load times are cached in bench-out/ (the load
 // time and listing are keyed by the ruleset's hash, so a compiler change measures anew).
 // nft takes time that grows with the square of the Services (about a minute at 10,000);
@@ -23,6 +28,7 @@ import { clusterObjects, makeCluster, renderSnapshot } from './gen-snapshot.mjs'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin/kproxc');
+const CALIBRATION = path.join(ROOT, 'scripts/bench-calibration.mjs');
 const ENDPOINTS = 10;
 
 function options(argv) {
@@ -70,20 +76,28 @@ function snapshot(dir, size, format, moved) {
 }
 
 /**
- * One kproxc process under GNU time: wall seconds, CPU seconds (user + system, all its
+ * One Node process under GNU time: wall seconds, CPU seconds (user + system, all its
  * threads), peak RSS (MB), exit status.
  */
-function kproxcOnce(args) {
-  const r = spawnSync('/usr/bin/time', ['-f', '@time %e %U %S %M', process.execPath, BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+function nodeOnce(script, args) {
+  const r = spawnSync('/usr/bin/time', ['-f', '@time %e %U %S %M', process.execPath, script, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const m = /@time (\S+) (\S+) (\S+) (\d+)\s*$/.exec(r.stderr ?? '');
-  if (!m || (r.status !== 0 && r.status !== 1)) throw new Error(`kproxc ${args.join(' ')} failed (${r.status}):\n${r.stderr}`);
+  if (!m || (r.status !== 0 && r.status !== 1)) throw new Error(`${path.basename(script)} ${args.join(' ')} failed (${r.status}):\n${r.stderr}`);
   return { wall: Number(m[1]), cpu: Number(m[2]) + Number(m[3]), rssMB: Math.round(Number(m[4]) / 1024) };
 }
 
-function measure(args, runs, outFile) {
+/** Runs of kproxc, each right after a run of the calibration workload when `calibrated`. */
+function measure(args, runs, outFile, calibrated = false) {
   const results = [];
-  for (let i = 0; i < runs; i++) results.push(kproxcOnce(args));
+  const calibration = [];
+  for (let i = 0; i < runs; i++) {
+    if (calibrated) calibration.push(nodeOnce(CALIBRATION, []).wall);
+    results.push(nodeOnce(BIN, args));
+  }
   const walls = results.map((r) => r.wall);
+  const against = calibrated
+    ? { calibrationMedian: median(calibration), vsCalibration: median(walls.map((w, i) => w / calibration[i])) }
+    : {};
   return {
     wallMedian: median(walls),
     wallMin: Math.min(...walls),
@@ -94,6 +108,7 @@ function measure(args, runs, outFile) {
     rssMB: Math.max(...results.map((r) => r.rssMB)),
     outputBytes: fs.statSync(outFile).size,
     runs,
+    ...against,
   };
 }
 
@@ -132,14 +147,14 @@ function benchSize(o, size, rows, nftRows) {
   let live;
   for (const format of o.formats) {
     const input = snapshot(o.dir, size, format, false);
-    const row = (command, args, out) => {
+    const row = (command, args, out, calibrated = false) => {
       const load = loadAverage();
-      const m = measure([...args, '-o', out], o.runs, out);
+      const m = measure([...args, '-o', out], o.runs, out, calibrated);
       rows.push({ size, format, inputBytes: fs.statSync(input).size, command, ...m, loadBefore: load, loadAfter: loadAverage() });
       console.error(`  ${size} ${format} ${command}: median ${m.wallMedian.toFixed(2)} s, CPU ${m.cpuMedian.toFixed(2)} s, peak ${m.rssMB} MB`);
     };
     const nftOut = path.join(outDir, `compile-${size}.${format}.nft`);
-    row('compile', ['compile', input], nftOut);
+    row('compile', ['compile', input], nftOut, true);
     row('compile --backend ovs', ['compile', '--backend', 'ovs', input], path.join(outDir, `compile-${size}.${format}.ovs`));
     if (o.nft && size <= o.nftMax) {
       if (!live) {
@@ -156,7 +171,7 @@ function benchSize(o, size, rows, nftRows) {
 
 function fmtTable(rows, nftRows) {
   const lines = [];
-  const head = ['Services', 'input', 'command', 'wall median', 'min-max', 'CPU median', 'peak RSS', 'output'];
+  const head = ['Services', 'input', 'command', 'wall median', 'min-max', 'CPU median', 'peak RSS', 'output', 'vs calibration'];
   const body = rows.map((r) => [
     String(r.size),
     `${r.format} ${(r.inputBytes / 1e6).toFixed(1)} MB`,
@@ -166,6 +181,7 @@ function fmtTable(rows, nftRows) {
     `${r.cpuMedian.toFixed(2)} s`,
     `${r.rssMB} MB`,
     `${(r.outputBytes / 1e6).toFixed(1)} MB`,
+    r.vsCalibration === undefined ? '' : `${r.vsCalibration.toFixed(2)} x ${r.calibrationMedian.toFixed(2)} s`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
@@ -184,6 +200,9 @@ function checks(rows, nftRows) {
   const c10 = get(10000, 'yaml', 'compile');
   if (c10) {
     out.push(`10k YAML compile median ${c10.wallMedian.toFixed(2)} s (target <= 2 s), peak ${c10.rssMB} MB (target <= 1024 MB)`);
+    out.push(
+      `  the calibration workload took ${c10.calibrationMedian.toFixed(2)} s (median) beside it; compile / calibration, run by run: ${c10.vsCalibration.toFixed(2)} (median)`,
+    );
     const nft = nftRows.find((n) => n.size === 10000 && !n.skipped);
     if (nft) out.push(`compile / nft -f at 10k: ${(c10.wallMedian / nft.loadSeconds).toFixed(3)} (target <= 0.1)`);
     const c50 = get(50000, 'yaml', 'compile');

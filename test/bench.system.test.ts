@@ -35,6 +35,11 @@ describe('npm run bench', () => {
         // CPU of all the process's threads, read from GNU time (NaN if it were misread).
         expect(row.cpuMedian).toBeGreaterThan(0);
         expect(row.outputBytes).toBeGreaterThan(0);
+        // Each nftables compile run follows a run of the calibration workload; nothing else does.
+        if (row.command === 'compile') {
+          expect(row.calibrationMedian).toBeGreaterThan(0);
+          expect(row.vsCalibration).toBeGreaterThan(0);
+        } else expect(row.vsCalibration).toBeUndefined();
       }
       expect(report.nft).toHaveLength(1);
       expect(report.nft[0].loadSeconds).toBeGreaterThan(0);
@@ -43,6 +48,7 @@ describe('npm run bench', () => {
       expect(size('diff (1 endpoint moved)')).toBeLessThan(size('compile') / 2);
       expect(r.stdout).toContain('nft -f, 12 Services');
       expect(r.stdout).toContain('CPU median');
+      expect(r.stdout).toContain('vs calibration');
       // Both formats give the same ruleset.
       expect(fs.readFileSync(path.join(dir, 'out/compile-12.yaml.nft'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'out/compile-12.json.nft'), 'utf8'));
     } finally {
