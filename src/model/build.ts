@@ -3,7 +3,7 @@
 import { UsageError, type Diagnostic } from '../diag/diagnostic.js';
 import type { InputFile } from '../input/source.js';
 import { dnsSubdomainProblem } from '../check/names.js';
-import { cidrContains, cidrOf, isLoopback, isZeroCIDR, parseCIDR, parseIP, compareIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
+import { cidrContains, hostCIDR, isLoopback, isZeroCIDR, parseCIDR, parseIP, compareIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 import type { Decoded, DecodedEndpointSet, DecodedNode, DecodedProxyConfig } from './decode.js';
 import type { CompileOptions } from './options.js';
 import {
@@ -151,7 +151,7 @@ function nodePortAddresses(s: Settings, family: IPFamily, nodeIPs: IP[], primary
   let cidrs = s.nodePortCIDRs.filter((c) => c.addr.family === family);
   if (cidrs.length === 0) {
     if (!primary) return { matchAll: true, ips: [] };
-    cidrs = [cidrOf(primary, family === 4 ? 32 : 128)];
+    cidrs = [hostCIDR(primary)];
   }
   if (cidrs.some(isZeroCIDR)) return { matchAll: true, ips: [] };
   // Loopback NodePorts are not supported by the nftables mode; kube-proxy skips them.

@@ -42,6 +42,16 @@ export function cidrOf(addr: IP, prefix: number): CIDR {
   return new Network(addr, prefix);
 }
 
+/** How many bits an address of the family has: 32 or 128. */
+export function addressBits(family: IPFamily): number {
+  return family === 4 ? 32 : 128;
+}
+
+/** The network of the one address (/32 or /128). */
+export function hostCIDR(ip: IP): CIDR {
+  return new Network(ip, addressBits(ip.family));
+}
+
 // A large snapshot holds a hundred thousand addresses and more, and they live to the end:
 // their bytes are views into shared blocks, not an ArrayBuffer each (a typed array with
 // a buffer of its own costs twice the memory, all of it copied by every scavenge).
@@ -224,7 +234,7 @@ export function parseCIDR(s: string): ParsedCIDR | null {
   const lenText = s.slice(slash + 1);
   if (!ip || !/^(0|[1-9][0-9]{0,2})$/.test(lenText)) return null;
   const prefix = Number(lenText);
-  if (prefix > (ip.family === 4 ? 32 : 128)) return null;
+  if (prefix > addressBits(ip.family)) return null;
   const net = mask(ip.bytes, prefix);
   const addr = new Address(ip.family, net);
   return { cidr: new Network(addr, prefix), hostBitsSet: compareIP(ip, addr) !== 0 };

@@ -7,7 +7,7 @@
 // Rule keys are made from stmtJson output only, whose key order is fixed, so plain
 // JSON.stringify compares them.
 import { InternalError } from '../diag/diagnostic.js';
-import { cidrOf, formatIP, parseIP, type IPFamily } from '../net/ip.js';
+import { addressBits, cidrOf, formatIP, hostCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { Family, Stmt } from './expr.js';
 import { bigToIP, cidrInterval, intervalsText, mergeIntervals, type Interval } from './intervals.js';
 import { stmtJson, type Json } from './json.js';
@@ -28,21 +28,21 @@ function itemIntervals(j: Json): { family: IPFamily; iv: Interval } | null {
   if (typeof j === 'string') {
     const ip = parseIP(j);
     if (!ip) return null;
-    return { family: ip.family, iv: cidrInterval(cidrOf(ip, ip.family === 4 ? 32 : 128)) };
+    return { family: ip.family, iv: cidrInterval(hostCIDR(ip)) };
   }
   if (!isObj(j)) return null;
   if (isObj(j.prefix) && typeof j.prefix.addr === 'string' && typeof j.prefix.len === 'number') {
     const ip = parseIP(j.prefix.addr);
     const len = j.prefix.len;
-    if (!ip || !Number.isInteger(len) || len < 0 || len > (ip.family === 4 ? 32 : 128)) return null;
+    if (!ip || !Number.isInteger(len) || len < 0 || len > addressBits(ip.family)) return null;
     return { family: ip.family, iv: cidrInterval(cidrOf(ip, len)) };
   }
   if (Array.isArray(j.range) && j.range.length === 2 && typeof j.range[0] === 'string' && typeof j.range[1] === 'string') {
     const lo = parseIP(j.range[0]);
     const hi = parseIP(j.range[1]);
     if (!lo || !hi || lo.family !== hi.family) return null;
-    const l = cidrInterval(cidrOf(lo, lo.family === 4 ? 32 : 128)).lo;
-    const h = cidrInterval(cidrOf(hi, hi.family === 4 ? 32 : 128)).lo;
+    const l = cidrInterval(hostCIDR(lo)).lo;
+    const h = cidrInterval(hostCIDR(hi)).lo;
     if (l > h) return null;
     return { family: lo.family, iv: { lo: l, hi: h } };
   }

@@ -3,14 +3,12 @@
 // `{ 9.0.0.0/8, 10.0.0.0/8 }` as the range `9.0.0.0-10.255.255.255`, and an address inside
 // a prefix disappears (nft 1.0.6, checked in test/nft-listing.system.test.ts). Two address
 // matches are the same match exactly when their merged intervals are the same.
-import { cidrOf, formatIP, ipFromBytes, type CIDR, type IP, type IPFamily } from '../net/ip.js';
+import { addressBits, cidrOf, formatIP, ipFromBytes, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 
 export interface Interval {
   lo: bigint;
   hi: bigint; // inclusive
 }
-
-const bitsOf = (f: IPFamily) => (f === 4 ? 32 : 128);
 
 export function ipToBig(ip: IP): bigint {
   let n = 0n;
@@ -28,7 +26,7 @@ export function bigToIP(n: bigint, family: IPFamily): IP {
 }
 
 export function cidrInterval(c: CIDR): Interval {
-  const hostBits = BigInt(bitsOf(c.addr.family) - c.prefix);
+  const hostBits = BigInt(addressBits(c.addr.family) - c.prefix);
   const size = 1n << hostBits;
   const lo = ipToBig(c.addr) & ~(size - 1n); // host bits cleared, as nft does on load
   return { lo, hi: lo + size - 1n };
@@ -52,7 +50,7 @@ export function mergeIntervals(items: Interval[]): Interval[] {
 /** The fewest CIDRs that cover exactly [lo, hi], in address order. */
 export function rangeToCIDRs(lo: IP, hi: IP): CIDR[] {
   const family = lo.family;
-  const bits = bitsOf(family);
+  const bits = addressBits(family);
   let a = ipToBig(lo);
   const b = ipToBig(hi);
   const out: CIDR[] = [];

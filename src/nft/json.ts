@@ -5,7 +5,7 @@
 // What JSON input cannot carry on nft 1.0.6 (see docs/nft-json.md): table, chain, set and
 // map comments are ignored by the parser, and the set flag "dynamic" is refused, so it is
 // left out; base chain priorities are integers.
-import { formatIP } from '../net/ip.js';
+import { addressBits, formatIP } from '../net/ip.js';
 import type { Expr, Family, Stmt, Value, Verdict } from './expr.js';
 import type { Element, KeyPart, NftSet } from './objects.js';
 import type { Op, Transaction } from './transaction.js';
@@ -41,7 +41,7 @@ export function valueJson(v: Value): Json {
       return formatIP(v.ip);
     case 'prefix':
       // A full-length prefix is a single address, and nft lists it as one.
-      if (v.cidr.prefix === (v.cidr.addr.family === 4 ? 32 : 128)) return formatIP(v.cidr.addr);
+      if (v.cidr.prefix === addressBits(v.cidr.addr.family)) return formatIP(v.cidr.addr);
       return { prefix: { addr: formatIP(v.cidr.addr), len: v.cidr.prefix } };
     case 'num':
       return v.n;

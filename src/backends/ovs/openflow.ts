@@ -2,7 +2,7 @@
 // `ovs-ofctl bundle` files (OVS 3.1). Every field is printed from a parsed value (an IP, a
 // CIDR, a number), never from input text, so no input can inject OpenFlow syntax.
 import { InternalError } from '../../diag/diagnostic.js';
-import { cidrOf, formatCIDR, formatIP, ipv4Hex, type CIDR, type IP } from '../../net/ip.js';
+import { addressBits, formatCIDR, formatIP, hostCIDR, ipv4Hex, type CIDR, type IP } from '../../net/ip.js';
 
 /** Protocol words: each implies its prerequisites (`tcp6` is IPv6 and TCP). */
 export type ProtoWord = 'ip' | 'ipv6' | 'tcp' | 'udp' | 'sctp' | 'tcp6' | 'udp6' | 'sctp6' | 'icmp6';
@@ -110,7 +110,7 @@ export function ipText(ip: IP): string {
 
 /** An address or a network; a full-length prefix prints as a plain address. */
 export function netText(c: CIDR): string {
-  return c.prefix === c.addr.bytes.length * 8 ? formatIP(c.addr) : formatCIDR(c);
+  return c.prefix === addressBits(c.addr.family) ? formatIP(c.addr) : formatCIDR(c);
 }
 
 /** `IP:PORT`, IPv6 in brackets, as nat() wants it. */
@@ -244,7 +244,7 @@ export const tpDst = (port: number): MatchField => ({ t: 'tp-dst', port });
 
 /** An address (a full-length prefix) or a network. */
 export function addr(field: AddrField, net: IP | CIDR): MatchField {
-  return { t: 'addr', field, net: 'prefix' in net ? net : cidrOf(net, net.bytes.length * 8) };
+  return { t: 'addr', field, net: 'prefix' in net ? net : hostCIDR(net) };
 }
 
 /** `ct_state=+new+trk`, written ctState('+new', '+trk'). */

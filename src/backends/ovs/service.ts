@@ -1,7 +1,7 @@
 // Table 15, one Service port: a load-balancing flow per address (ClusterIP, NodePort,
 // external IP, load-balancer IP) to the group that serves it, the short-circuit of local
 // Pods, the affinity learn flows, and our source-range extension for load-balancer IPs.
-import { cidrContains, cidrOf, type CIDR, type IP } from '../../net/ip.js';
+import { cidrContains, hostCIDR, type CIDR, type IP } from '../../net/ip.js';
 import type { AllowedSource } from '../../model/firewall.js';
 import { DROP, addr, groupAction, tpDst, type Flow, type LearnLoad, type MatchField } from './openflow.js';
 import {
@@ -40,7 +40,7 @@ interface Entry {
 }
 
 function sourceCIDR(s: AllowedSource): CIDR {
-  return s.t === 'cidr' ? s.cidr : cidrOf(s.ip, s.ip.bytes.length * 8);
+  return s.t === 'cidr' ? s.cidr : hostCIDR(s.ip);
 }
 
 /** The smaller of two networks when one holds the other; undefined when they are disjoint. */
