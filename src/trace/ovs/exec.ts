@@ -4,6 +4,7 @@
 // priority matching flow of a table runs; a table with no matching flow does nothing.
 // Every kind of Action has an entry here (a new kind fails the build until it has one).
 import { InternalError } from '../../diag/diagnostic.js';
+import { addressBits } from '../../net/ip.js';
 import type { Action, Group } from '../../backends/ovs/openflow.js';
 import { NO_ENDPOINT_USERDATA } from '../../backends/ovs/pipeline.js';
 import type { Branch } from '../result.js';
@@ -101,7 +102,7 @@ const SPECS: Specs = {
   },
   'set-ip': {
     check: (a) => {
-      if (a.ip.bytes.length * 8 > regWidth(a.field)) throw new InternalError(`an IPv${a.ip.family} address does not fit ${a.field}`);
+      if (addressBits(a.ip.family) > regWidth(a.field)) throw new InternalError(`an IPv${a.ip.family} address does not fit ${a.field}`);
     },
     run: (_w, a, s, k) => (writeReg(s.pkt, a.field, ipValue(a.ip)), k(s)),
   },

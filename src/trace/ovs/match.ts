@@ -2,7 +2,7 @@
 // evaluator here (a new kind fails the build until it has one); a kind unknown at run time
 // throws when the flows are indexed, before any packet is walked.
 import { InternalError } from '../../diag/diagnostic.js';
-import { cidrContains } from '../../net/ip.js';
+import { addressBits, cidrContains } from '../../net/ip.js';
 import type { MatchField, ProtoWord } from '../../backends/ovs/openflow.js';
 import { ipValue, readReg, regWidth, type Fields } from './state.js';
 
@@ -49,7 +49,7 @@ const COMPILERS: Compilers = {
     return (f) => (readReg(f, m.reg) & mask) === value;
   },
   'reg-ip': (m) => {
-    if (m.ip.bytes.length * 8 > regWidth(m.reg)) throw new InternalError(`an IPv${m.ip.family} address does not fit ${m.reg}`);
+    if (addressBits(m.ip.family) > regWidth(m.reg)) throw new InternalError(`an IPv${m.ip.family} address does not fit ${m.reg}`);
     const value = ipValue(m.ip);
     return (f) => readReg(f, m.reg) === value;
   },
