@@ -13,7 +13,7 @@ import { kproxc } from './helpers/kproxc.js';
 
 /** The affinity set of the pinned Service's first endpoint, from the compiled text. */
 function pinnedAffinitySet(compiled: string): string {
-  const m = /add set ip kube-proxy (affinity-\S+ns0\/svc0\/tcp\/http__10\.128\.0\.1\/8080)/.exec(compiled);
+  const m = /\tset (affinity-\S+ns0\/svc0\/tcp\/http__10\.128\.0\.1\/8080)/.exec(compiled);
   if (!m) throw new Error('pinned affinity set missing');
   return m[1];
 }

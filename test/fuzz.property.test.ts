@@ -79,3 +79,18 @@ describe('random mutations of valid clusters', () => {
     });
   });
 });
+
+describe('the fuzz judge', () => {
+  const ok = (stdout: string) => judge('', { code: 0, stdout, stderr: '' });
+  const ours = 'add table ip kube-proxy\ndelete table ip kube-proxy\ntable ip kube-proxy {\n\tchain c {\n\t\taccept\n\t}\n}\nadd element ip kube-proxy s { 1.2.3.4 }\n';
+
+  it('accepts a ruleset that touches only our tables', () => {
+    expect(ok(ours)).toBeNull();
+  });
+
+  it('refuses any line that could touch another table', () => {
+    for (const bad of ['table inet filter {\n\tchain c {\n\t}\n}\n', 'add rule inet filter input drop\n', '\tchain c {\n', 'flush ruleset\n', 'add element ip other s { 1.2.3.4 }\n']) {
+      expect(ok(ours + bad), bad).toMatch(/^output line that is not ours/);
+    }
+  });
+});

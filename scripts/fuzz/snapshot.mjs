@@ -16,10 +16,25 @@ export function serialize(objects, format) {
 
 // Every line a successful compile prints: for nft an operation on our own tables, nothing
 // else; for ovs-ofctl a flow or group command in the few characters OpenFlow matches use.
+// Lines outside a table's block (nftables) and lines of the ovs bundle. An nftables line
+// inside a block starts with a tab; a block opens only on our tables, so nothing in it can
+// touch another table.
 const OUTPUT_LINE = {
-  nftables: /^(add|delete|flush) (table|chain|rule|set|map|element) (ip|ip6) kube-proxy( |$)/,
+  nftables: /^((add|delete) table (ip|ip6) kube-proxy|table (ip|ip6) kube-proxy \{|\}|add element (ip|ip6) kube-proxy .*)$/,
   ovs: /^(flow|group) (add|delete)( [A-Za-z0-9_=,.:/()>+[\] -]*)?$/,
 };
+
+/** The first line of the output that is not ours, if there is one. */
+function lineNotOurs(stdout, backend) {
+  let inBlock = false;
+  for (const l of stdout.split('\n')) {
+    if (l === '') continue;
+    if (backend === 'nftables' && inBlock && l.startsWith('\t')) continue;
+    if (!OUTPUT_LINE[backend].test(l)) return l;
+    if (backend === 'nftables') inBlock = l.endsWith('{') ? true : l === '}' ? false : inBlock;
+  }
+  return undefined;
+}
 // A diagnostic: FILE:LINE:COL: ... (the input comes on standard input).
 const DIAGNOSTIC = /^"<stdin>":(\d+):(\d+): /;
 
@@ -42,7 +57,7 @@ export function judge(text, r, backend = 'nftables') {
   if (r.code === 0) {
     if (lines.some((l) => !/: warning: /.test(l))) return 'exit 0 with an error on standard error';
     if (r.stdout === '') return 'exit 0 with no output';
-    const bad = r.stdout.split('\n').find((l) => l !== '' && !OUTPUT_LINE[backend].test(l));
+    const bad = lineNotOurs(r.stdout, backend);
     if (bad !== undefined) return `output line that is not ours: ${bad.slice(0, 200)}`;
     if (!r.stdout.endsWith('\n')) return 'output does not end with a newline';
     return null;

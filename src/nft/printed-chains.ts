@@ -23,7 +23,7 @@ export class PrintedLines {
     }
   }
 
-  /** Line j's statements: from `bodyAt` (past its head), up to its comment or line end. */
+  /** Line j's statements: from `bodyAt` (past its indent), up to its comment or line end. */
   text(j: number, bodyAt: number): string {
     const start = this.items.start[j];
     const at = this.commentStart(j);
@@ -51,10 +51,10 @@ export class PrintedLines {
 
 /**
  * A chain of the diff's table: its rules made from their lines only when asked for. Its
- * lines are [first, end), each a head of `headBytes` bytes and then the rule.
+ * lines are [first, end), each an indent of `indentBytes` bytes and then the rule.
  */
-export function printedChain(chain: Chain, lines: PrintedLines, first: number, end: number, headBytes: number): ChainContents {
-  return new PrintedChain(chain, lines, first, end, headBytes);
+export function printedChain(chain: Chain, lines: PrintedLines, first: number, end: number, indentBytes: number): ChainContents {
+  return new PrintedChain(chain, lines, first, end, indentBytes);
 }
 
 class PrintedChain implements ChainContents, PrintedRules {
@@ -66,7 +66,7 @@ class PrintedChain implements ChainContents, PrintedRules {
     private readonly lines: PrintedLines,
     private readonly first: number,
     end: number,
-    private readonly headBytes: number,
+    private readonly indentBytes: number,
   ) {
     this.count = end - first;
   }
@@ -76,7 +76,7 @@ class PrintedChain implements ChainContents, PrintedRules {
   }
 
   text(k: number): string {
-    return this.lines.text(this.first + k, this.headBytes);
+    return this.lines.text(this.first + k, this.indentBytes);
   }
 
   comment(k: number): string | undefined {

@@ -1,6 +1,7 @@
 // A table kept as printed text: compile's text output, and the diff's wanted tables (read
-// back by printed-chains.ts). Each rule is checked as in any table, then printed, "add
-// rule" line and all, from its statements straight into a shared buffer as UTF-8, instead
+// back by printed-chains.ts). Each rule is checked as in any table, then printed as its
+// line in its chain's block (nested-text.ts), from its statements straight into a shared
+// buffer as UTF-8, instead
 // of being kept as a Rule object and a string: at 10,000 Services there are 250,000 rules,
 // and objects that live to the end are copied by every young-generation collection and
 // read back from all over the heap when the chains are printed in name order. Printing as
@@ -9,7 +10,8 @@
 import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
-import { tableWords, writeComment, writeElementLine, writeRuleText, writeSetAdd } from './text.js';
+import { tableWords, writeComment, writeElementLine, writeRuleText } from './text.js';
+import { RULE_INDENT, writeSetInBlock } from './nested-text.js';
 import { Utf8Out } from './utf8-out.js';
 import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
 import type { IP } from '../net/ip.js';
@@ -30,10 +32,12 @@ export interface PrintedItems {
 export interface TableText {
   table: Table;
   chains: Chain[]; // sorted by name
-  /** The "add set" and "add map" lines, line ends included, sets sorted by name. */
+  /** The set and map lines of the table's block, line ends included, sets sorted by name. */
   sets: PrintedItems;
-  /** The "add rule" lines, line ends included, grouped by chain in the chains' order. */
+  /** The rule lines of the chains' blocks, line ends included, grouped by chain in the chains' order. */
   rules: PrintedItems;
+  /** The i-th chain's rule lines are rules' items ruleFirst[i] to ruleFirst[i + 1]. */
+  ruleFirst: number[];
   /** The "add element" lines, line ends included, by set, each set's sorted by key. */
   elements: PrintedItems;
 }
@@ -59,7 +63,6 @@ function encodedPieces(pieces: RulePieces): EncodedPieces {
 }
 
 export class TextTableBuilder extends BaseTableBuilder {
-  private readonly ruleHead = `add rule ${tableWords(this.table)} `;
   private readonly rules = new PieceStore();
   // Per rule, in the order added: its chain's number.
   private readonly ruleChain: number[] = [];
@@ -68,7 +71,7 @@ export class TextTableBuilder extends BaseTableBuilder {
   private readonly commentAt = new Map<number, number>();
 
   protected keepRule(chain: number, r: Rule): void {
-    const store = this.beginLine(r.chain);
+    const store = this.beginLine();
     writeRuleText(store, r);
     if (r.comment !== undefined) {
       this.commentAt.set(store.count, store.itemLength());
@@ -77,10 +80,10 @@ export class TextTableBuilder extends BaseTableBuilder {
     this.endLine(chain);
   }
 
-  /** Begins a rule's line: "add rule TABLE CHAIN ". */
-  private beginLine(chainName: string): PieceStore {
+  /** Begins a rule's line in its chain's block: its indent. */
+  private beginLine(): PieceStore {
     this.rules.begin();
-    this.rules.head(this.ruleHead, chainName);
+    this.rules.str(RULE_INDENT);
     return this.rules;
   }
 
@@ -113,7 +116,7 @@ export class TextTableBuilder extends BaseTableBuilder {
     const template = this.templatePieces(chain, t, ip, port);
     if (!template) return;
     const number = this.ruleChainNumber(chain);
-    const store = this.beginLine(chain);
+    const store = this.beginLine();
     const { pieces } = template;
     for (let i = 0; i < pieces.length; i++) {
       const p = pieces[i];
@@ -127,9 +130,9 @@ export class TextTableBuilder extends BaseTableBuilder {
   finish(): TableText {
     const order = this.chainOrder();
     const chains = Array.from(order, (i) => this.chainList[i]);
-    const { ruleOrder } = groupByChain(order, this.ruleChain);
+    const { ruleOrder, first } = groupByChain(order, this.ruleChain);
     const { sets, elements } = printSets(this.sortedSets(), tableWords(this.table));
-    return { table: this.table, chains, sets, rules: this.rules.items(ruleOrder), elements };
+    return { table: this.table, chains, sets, rules: this.rules.items(ruleOrder), ruleFirst: first, elements };
   }
 
   /**
@@ -141,11 +144,7 @@ export class TextTableBuilder extends BaseTableBuilder {
     const order = this.chainOrder();
     const { ruleOrder, first } = groupByChain(order, this.ruleChain);
     const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt);
-    const prefixBytes = Buffer.byteLength(this.ruleHead);
-    const chains = Array.from(order, (c, i) => {
-      const chain = this.chainList[c];
-      return printedChain(chain, lines, first[i], first[i + 1], PieceStore.headBytes(prefixBytes, chain.name));
-    });
+    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i], first[i + 1], RULE_INDENT.length));
     return { table: this.table, chains, sets: this.sortedSets() };
   }
 }
@@ -160,7 +159,7 @@ function printSets(sets: SetContents[], words: string): { sets: PrintedItems; el
   const elementLines: number[] = [];
   for (const s of sets) {
     store.begin();
-    writeSetAdd(store, words, s.set);
+    writeSetInBlock(store, s.set);
     store.byte(0x0a);
     setLines.push(store.end());
   }
@@ -249,42 +248,6 @@ export class PieceStore extends Utf8Out {
 
   begin(): void {
     this.itemStart = this.at;
-  }
-
-  // The head the item before began with, if it is still in buf: where and how long.
-  private headName = '';
-  private headAt = 0;
-  private headLength = 0;
-  private headPiece = -1;
-
-  /**
-   * How many bytes head(prefix, name) writes, for a prefix of `prefixBytes` bytes and a
-   * chain name (ASCII: makeChain checks chain names).
-   */
-  static headBytes(prefixBytes: number, name: string): number {
-    return prefixBytes + name.length + 1;
-  }
-
-  /**
-   * Begins the item with prefix + name + ' ', copied from the item before when that began
-   * with the same name in this piece (a chain's rules mostly come one after another).
-   */
-  head(prefix: string, name: string): void {
-    const n = this.headLength;
-    if (name === this.headName && this.headPiece === this.pieceCount && this.at + n <= this.buf.length) {
-      this.buf.copyWithin(this.at, this.headAt, this.headAt + n);
-      this.headAt = this.at;
-      this.at += n;
-      return;
-    }
-    this.str(prefix);
-    this.str(name);
-    this.byte(0x20);
-    // The head begins the item, wherever room() may have moved it.
-    this.headName = name;
-    this.headAt = this.itemStart;
-    this.headLength = this.at - this.itemStart;
-    this.headPiece = this.pieceCount;
   }
 
   /** How many bytes of the item begun are printed. */

@@ -1,5 +1,6 @@
 // nft text, flat: one operation per line in the form knftables and kube-proxy's tests use
-// (`add rule ip kube-proxy CHAIN ...`), so a one-endpoint change is a one-line diff.
+// (`add rule ip kube-proxy CHAIN ...`): the diff's transactions. A full replace is printed
+// in the nested syntax (nested-text.ts) from the statements printed here.
 import { InternalError } from '../diag/diagnostic.js';
 import { formatIP, type IP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
@@ -253,7 +254,7 @@ export function writeElement(o: TextOut, e: Element, forAdd: boolean): void {
 export const elementText = (e: Element, forAdd: boolean): string => printed((o) => writeElement(o, e, forAdd));
 
 /** `{ type ... ; flags ... ; timeout Ns ; comment "..." ; }` */
-function writeSetSpec(o: TextOut, s: NftSet): void {
+export function writeSetSpec(o: TextOut, s: NftSet): void {
   o.str('{ type ');
   o.str(s.keyType.join(' . '));
   if (s.kind === 'map') o.str(' : verdict');

@@ -1,15 +1,15 @@
 // The table kept only to be printed (rules as UTF-8 text, not statements) prints exactly
-// what the table with statements prints through fullReplace and transactionText: the
+// what the table with statements prints through fullReplaceText: the
 // statements stay the one source of every rule's text.
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compileFamilyTableText } from '../../src/backends/nftables/index.js';
 import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
-import { ruleBodyText, transactionText } from '../../src/nft/text.js';
+import { ruleBodyText } from '../../src/nft/text.js';
+import { fullReplaceText } from '../../src/nft/nested-text.js';
 import { fullReplaceBytes } from '../../src/nft/text-writer.js';
 import { TextTableBuilder, type TableText } from '../../src/nft/text-table.js';
 import { printedRules, TableBuilder, type TableContents } from '../../src/nft/ruleset.js';
-import { fullReplace } from '../../src/nft/transaction.js';
 import type { Chain, Rule } from '../../src/nft/objects.js';
 import { AddressPortRule } from '../../src/nft/rule-template.js';
 import { eq, jump, meta, payload } from '../../src/nft/expr.js';
@@ -46,7 +46,7 @@ describe('text tables', () => {
     it(`print as the statements do: ${f.name}`, () => {
       const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
       const text = printed(model.families.map((m) => compileFamilyTableText(m, { tableName: 'kube-proxy' }, [])));
-      expect(text).toBe(transactionText(fullReplace(compileTables(model, 'kube-proxy', []))));
+      expect(text).toBe(fullReplaceText(compileTables(model, 'kube-proxy', [])));
     });
   }
 
@@ -81,7 +81,7 @@ describe('text tables', () => {
     expect(described(again.contents())).toEqual(described(withStatements));
     const t = text.finish();
     expect(t.rules.pieces.length).toBeGreaterThan(4);
-    expect(printed([t])).toBe(transactionText(fullReplace([withStatements])));
+    expect(printed([t])).toBe(fullReplaceText([withStatements]));
   });
 
   it('refuse a rule of a chain not made, whatever came before', () => {
@@ -113,7 +113,7 @@ describe('text tables', () => {
         });
       }
       const withStatements = stmts.finish();
-      expect(printed([text.finish()])).toBe(transactionText(fullReplace([withStatements])));
+      expect(printed([text.finish()])).toBe(fullReplaceText([withStatements]));
       // The diff's table reads each rule's text back from its line: the same text.
       const readBack = new TextTableBuilder(table);
       readBack.chain({ name: 'mark' });
