@@ -13,10 +13,11 @@
 //   add element ip kube-proxy SET { ... }
 //
 // Each chain's name is printed once, not once per rule as in the flat form (text.ts), so
-// the file is about 40% smaller, and nft 1.0.6 loads it about a quarter faster
-// (../shared/design/nft-1.0.6-facts.md §5.2). In a block, a rule may jump to a chain
+// the file is about 40% smaller, and nft 1.0.6 loads it about a quarter faster (43 s
+// against 57 s for a fresh 10,000-Service table). In a block, a rule may jump to a chain
 // defined further down. Elements stay flat lines after the block, where every chain and
-// set they name exists.
+// set they name exists. Sets are sorted by name; chains come in the order they are made,
+// which follows the model's sorted Service ports, so a Service's chains stand together.
 //
 // fullReplaceText prints tables with their statements; text-writer.ts prints the same
 // bytes from a table kept as text, through the line openers below.
@@ -41,11 +42,6 @@ export function tableBlockOpen(t: Table): string {
 
 export const TABLE_BLOCK_CLOSE = '}\n';
 export const CHAIN_BLOCK_CLOSE = '\t}\n';
-
-/** Whether a chain's block opens with more than its name: a base chain's spec, a comment. */
-export function chainHasSpec(c: Chain): boolean {
-  return c.base !== undefined || c.comment !== undefined;
-}
 
 /** "\tchain NAME {", then a base chain's type, hook, priority and policy, and the comment. */
 export function writeChainBlockOpen(o: TextOut, c: Chain): void {

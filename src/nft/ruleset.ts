@@ -53,7 +53,8 @@ export function printedRules(c: ChainContents): PrintedRules {
 
 export interface TableContents {
   table: Table;
-  chains: ChainContents[]; // sorted by name
+  /** Sorted by name, but in a table compiled for output (finishAsMade), in the order made. */
+  chains: ChainContents[];
   sets: SetContents[]; // sorted by name
 }
 
@@ -244,6 +245,14 @@ export abstract class BaseTableBuilder {
     return sortedOrder(this.chainList.map((c) => c.name));
   }
 
+  /** The chain numbers in the order the chains were made, after checking every reference. */
+  protected madeOrder(): Int32Array {
+    this.checkReferences();
+    const order = new Int32Array(this.chainList.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    return order;
+  }
+
   protected sortedSets(): SetContents[] {
     const sets = [...this.sets.values()];
     return Array.from(sortedOrder(sets.map((s) => s.set.name)), (i) => {
@@ -277,8 +286,17 @@ export class TableBuilder extends BaseTableBuilder {
     this.chainRules[chain].push(r);
   }
 
+  /** The table, its chains sorted by name (as the diff pairs them with a live table's). */
   finish(): TableContents {
-    const order = this.chainOrder();
+    return this.contentsIn(this.chainOrder());
+  }
+
+  /** The table, its chains in the order they were made: the order the output prints them. */
+  finishAsMade(): TableContents {
+    return this.contentsIn(this.madeOrder());
+  }
+
+  private contentsIn(order: Int32Array): TableContents {
     const chains: ChainContents[] = new Array(order.length);
     for (let i = 0; i < order.length; i++) chains[i] = { chain: this.chainList[order[i]], rules: this.chainRules[order[i]] };
     return { table: this.table, chains, sets: this.sortedSets() };

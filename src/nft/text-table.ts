@@ -11,7 +11,7 @@ import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
 import { tableWords, writeComment, writeElementLine, writeRuleText } from './text.js';
-import { RULE_INDENT, writeSetInBlock } from './nested-text.js';
+import { CHAIN_BLOCK_CLOSE, RULE_INDENT, writeChainBlockOpen, writeSetInBlock } from './nested-text.js';
 import { Utf8Out } from './utf8-out.js';
 import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
 import type { IP } from '../net/ip.js';
@@ -31,13 +31,16 @@ export interface PrintedItems {
 
 export interface TableText {
   table: Table;
-  chains: Chain[]; // sorted by name
   /** The set and map lines of the table's block, line ends included, sets sorted by name. */
   sets: PrintedItems;
-  /** The rule lines of the chains' blocks, line ends included, grouped by chain in the chains' order. */
-  rules: PrintedItems;
-  /** The i-th chain's rule lines are rules' items ruleFirst[i] to ruleFirst[i + 1]. */
-  ruleFirst: number[];
+  /**
+   * The chains' blocks in the order the chains were made: each chain's opening lines,
+   * which close the block of the chain before (see chainAdded), then its rule lines.
+   * The last block is left open.
+   */
+  chains: PrintedItems;
+  /** How many chains there are. */
+  chainCount: number;
   /** The "add element" lines, line ends included, by set, each set's sorted by key. */
   elements: PrintedItems;
 }
@@ -63,12 +66,29 @@ function encodedPieces(pieces: RulePieces): EncodedPieces {
 }
 
 export class TextTableBuilder extends BaseTableBuilder {
+  // The chains' opening lines and their rules' lines, in the order printed.
   private readonly rules = new PieceStore();
-  // Per rule, in the order added: its chain's number.
+  // Per item of the store, in the order added: its chain's number.
   private readonly ruleChain: number[] = [];
 
-  // Rule number to where its comment starts in its line (few rules have one).
+  // Item number to where its comment starts in its line (few rules have one).
   private readonly commentAt = new Map<number, number>();
+
+  /**
+   * A chain's opening lines, printed as it is made: the first item of its chain, so that
+   * the rules a chain gets at once follow it in the store and the blocks of chains printed
+   * in the order made are copied out in long runs. Each opening but the first closes the
+   * block of the chain made before, which in that order is the one before it.
+   */
+  protected override chainAdded(c: Chain): void {
+    const number = this.chainList.length - 1;
+    const store = this.rules;
+    store.begin();
+    if (number > 0) store.str(CHAIN_BLOCK_CLOSE);
+    writeChainBlockOpen(store, c);
+    store.end();
+    this.ruleChain.push(number);
+  }
 
   protected keepRule(chain: number, r: Rule): void {
     const store = this.beginLine();
@@ -128,11 +148,9 @@ export class TextTableBuilder extends BaseTableBuilder {
   }
 
   finish(): TableText {
-    const order = this.chainOrder();
-    const chains = Array.from(order, (i) => this.chainList[i]);
-    const { ruleOrder, first } = groupByChain(order, this.ruleChain);
+    const { ruleOrder } = groupByChain(this.madeOrder(), this.ruleChain);
     const { sets, elements } = printSets(this.sortedSets(), tableWords(this.table));
-    return { table: this.table, chains, sets, rules: this.rules.items(ruleOrder), ruleFirst: first, elements };
+    return { table: this.table, sets, chains: this.rules.items(ruleOrder), chainCount: this.chainList.length, elements };
   }
 
   /**
@@ -144,7 +162,8 @@ export class TextTableBuilder extends BaseTableBuilder {
     const order = this.chainOrder();
     const { ruleOrder, first } = groupByChain(order, this.ruleChain);
     const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt);
-    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i], first[i + 1], RULE_INDENT.length));
+    // Past each chain's opening lines, its first item.
+    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + 1, first[i + 1], RULE_INDENT.length));
     return { table: this.table, chains, sets: this.sortedSets() };
   }
 }

@@ -122,11 +122,11 @@ describe('refusing what kproxc does not write', () => {
     f(doc.nftables);
     return JSON.stringify(doc);
   };
-  const firstRule = (items: Record<string, Record<string, unknown>>[]) =>
-    items.find((x) => x.rule && x.rule.family === 'ip' && x.rule.table === 'kube-proxy')!.rule;
+  const firstRuleOf = (items: Record<string, Record<string, unknown>>[], chain: string) =>
+    items.find((x) => x.rule && x.rule.family === 'ip' && x.rule.table === 'kube-proxy' && x.rule.chain === chain)!.rule;
 
   it('a rule with a statement we do not write is read as a foreign rule, to be repaired', () => {
-    const text = withItems((items) => (firstRule(items).expr as unknown[]).splice(1, 0, { counter: { packets: 0, bytes: 0 } }));
+    const text = withItems((items) => (firstRuleOf(items, 'cluster-ips-check').expr as unknown[]).splice(1, 0, { counter: { packets: 0, bytes: 0 } }));
     const tables = read(text);
     const rules = tables[0].chains.find((c) => c.chain.name === 'cluster-ips-check')!.rules;
     expect(rules[0].foreign).toEqual({ setRefs: ['cluster-ips'] });

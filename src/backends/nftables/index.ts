@@ -26,9 +26,9 @@ export interface NftablesOptions {
   tableName: string;
 }
 
-/** The table with every rule's statements (JSON output, tracing). */
+/** The table with every rule's statements, its chains in the order made (JSON output, tracing). */
 export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TableBuilder(familyTable(m, opts)), m, warnings).finish();
+  return built(new TableBuilder(familyTable(m, opts)), m, warnings).finishAsMade();
 }
 
 /** The table only to be printed as text: each rule's text, not its statements. */
@@ -63,8 +63,8 @@ function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnost
   for (const sp of m.servicePorts) {
     const plan = planServicePort(sp, m);
     // Chains before what refers to them (endpoints, then the chains and map elements that
-    // jump to them), so the builder finds each reference at once. The output is sorted,
-    // so this order shows nowhere else.
+    // jump to them), so the builder finds each reference at once. The output prints the
+    // chains in this order: a Service port's chains stand together.
     emitEndpoints(b, ctx, plan);
     emitFirewall(b, ctx, plan);
     emitPolicyChains(b, ctx, m, plan);
