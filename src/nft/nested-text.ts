@@ -46,7 +46,7 @@ export const CHAIN_BLOCK_CLOSE = '\t}\n';
 /** "\tchain NAME {", then a base chain's type, hook, priority and policy, and the comment. */
 export function writeChainBlockOpen(o: TextOut, c: Chain): void {
   o.str('\tchain ');
-  o.str(c.name);
+  o.name(c.name);
   o.str(' {\n');
   const b = c.base;
   if (b) {
@@ -68,7 +68,7 @@ export function writeSetInBlock(o: TextOut, s: NftSet): void {
   o.str('\t');
   o.str(s.kind);
   o.str(' ');
-  o.str(s.name);
+  o.name(s.name);
   o.str(' ');
   writeSetSpec(o, s);
 }

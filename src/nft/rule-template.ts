@@ -64,6 +64,9 @@ class PieceRecorder implements TextOut {
   str(s: string): void {
     this.text += s;
   }
+  name(s: string): void {
+    this.text += s;
+  }
   num(n: number): void {
     if (n === MARK_PORT) this.hole(PORT);
     else this.text += String(n);

@@ -20,6 +20,11 @@ export function markHex(n: number): string {
 export interface TextOut {
   /** Text as it is. */
   str(s: string): void;
+  /**
+   * A chain or set name: ASCII (checkName refuses anything else, and a reference to a
+   * name that no chain or set has fails the table), so each character is its byte.
+   */
+  name(s: string): void;
   /** A number in decimal, as String(n). */
   num(n: number): void;
   /** An address as formatIP prints it. */
@@ -34,6 +39,9 @@ export interface TextOut {
 export class StringOut implements TextOut {
   private readonly parts: string[] = [];
   str(s: string): void {
+    this.parts.push(s);
+  }
+  name(s: string): void {
     this.parts.push(s);
   }
   num(n: number): void {
@@ -113,7 +121,7 @@ export function writeValue(o: TextOut, v: Value): void {
       return;
     case 'setref':
       o.str('@');
-      o.str(v.name);
+      o.name(v.name);
       return;
     case 'anonset':
       o.str('{ ');
@@ -130,7 +138,7 @@ export function writeVerdict(o: TextOut, v: Verdict): void {
   o.str(v.kind);
   if ('target' in v) {
     o.str(' ');
-    o.str(v.target);
+    o.name(v.target);
   }
 }
 
@@ -144,7 +152,7 @@ export function writeStmt(o: TextOut, s: Stmt): void {
     case 'vmap':
       writeExpr(o, s.key);
       o.str(' vmap @');
-      o.str(s.map);
+      o.name(s.map);
       return;
     case 'numgen-vmap':
       o.str('numgen random mod ');
@@ -184,7 +192,7 @@ export function writeStmt(o: TextOut, s: Stmt): void {
       return;
     case 'update':
       o.str('update @');
-      o.str(s.set);
+      o.name(s.set);
       o.str(' { ');
       writeExpr(o, s.key);
       o.str(' }');

@@ -53,6 +53,19 @@ export abstract class Utf8Out implements TextOut {
     this.at = at;
   }
 
+  name(s: string): void {
+    const n = s.length;
+    if (this.at + n > this.buf.length) this.room(n);
+    if (n > 24) {
+      this.at += this.buf.write(s, this.at, 'latin1');
+      return;
+    }
+    const b = this.buf;
+    let at = this.at;
+    for (let i = 0; i < n; i++) b[at++] = s.charCodeAt(i);
+    this.at = at;
+  }
+
   /** Text already encoded as UTF-8; `ascii` says whether it is ASCII only. */
   utf8(bytes: Uint8Array, ascii: boolean): void {
     const n = bytes.length;

@@ -60,6 +60,20 @@ describe('Utf8Out', () => {
       }),
     );
   });
+
+  it('prints names as they are, short and long, among other text', () => {
+    const name = fc.stringMatching(/^[A-Za-z_.][A-Za-z0-9_./-]{0,80}$/);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(name, fc.string({ unit: 'grapheme', maxLength: 8 }))), (pairs) => {
+        const o = new Out();
+        for (const [n, s] of pairs) {
+          o.name(n);
+          o.str(s);
+        }
+        expect(o.text()).toBe(pairs.map(([n, s]) => n + s).join(''));
+      }),
+    );
+  });
 });
 
 describe('PieceStore', () => {
