@@ -99,10 +99,6 @@ export function hex(n: number | bigint): string {
   return '0x' + n.toString(16);
 }
 
-/** `value/mask` as OVS prints masked register matches and loads. */
-export function masked(value: number, mask: number): string {
-  return `${hex(value)}/${hex(mask)}`;
-}
 
 export function ipText(ip: IP): string {
   return formatIP(ip);
@@ -124,96 +120,167 @@ function checkFlow(f: Flow): void {
   if (!ok || f.actions.length === 0) throw new InternalError(`bad flow: table ${f.table} priority ${f.priority} actions ${f.actions.length}`);
 }
 
-const valueText = (value: number, mask?: number) => (mask === undefined ? hex(value) : masked(value, mask));
+// Printing: each text is made of pieces pushed onto one list and joined once, which gives
+// one flat string. Texts built by `+` or template literals are trees of pieces, which the
+// bundle's map and its sort must first copy into one; at 10,000 Services that is some
+// 140,000 flow lines, and the many small arrays of building each part on its own were
+// most of the backend's garbage.
+type Parts = string[];
 
-const MATCH_TEXT: { [K in MatchField['t']]: (m: Extract<MatchField, { t: K }>) => string } = {
-  proto: (m) => m.word,
-  'icmp-type': (m) => `icmp_type=${m.type}`,
-  addr: (m) => `${m.field}=${netText(m.net)}`,
-  'tp-dst': (m) => `tp_dst=${m.port}`,
-  reg: (m) => `${m.reg}=${valueText(m.value, m.mask)}`,
-  'reg-ip': (m) => `${m.reg}=${ipv4Hex(m.ip)}`,
-  'ct-state': (m) => `ct_state=${m.flags.map((f) => `${f.set ? '+' : '-'}${f.flag}`).join('')}`,
-  'ct-mark': (m) => `ct_mark=${masked(m.value, m.mask)}`,
+function pushHex(o: Parts, n: number | bigint): void {
+  o.push('0x', n.toString(16));
+}
+
+/** A value, or `value/mask` as OVS prints masked register matches and loads. */
+function pushValue(o: Parts, value: number, mask?: number): void {
+  pushHex(o, value);
+  if (mask !== undefined) {
+    o.push('/');
+    pushHex(o, mask);
+  }
+}
+
+const MATCH_TEXT: { [K in MatchField['t']]: (o: Parts, m: Extract<MatchField, { t: K }>) => void } = {
+  proto: (o, m) => o.push(m.word),
+  'icmp-type': (o, m) => o.push('icmp_type=', String(m.type)),
+  addr: (o, m) => o.push(m.field, '=', netText(m.net)),
+  'tp-dst': (o, m) => o.push('tp_dst=', String(m.port)),
+  reg: (o, m) => {
+    o.push(m.reg, '=');
+    pushValue(o, m.value, m.mask);
+  },
+  'reg-ip': (o, m) => o.push(m.reg, '=', ipv4Hex(m.ip)),
+  'ct-state': (o, m) => {
+    o.push('ct_state=');
+    for (const f of m.flags) o.push(f.set ? '+' : '-', f.flag);
+  },
+  'ct-mark': (o, m) => {
+    o.push('ct_mark=');
+    pushValue(o, m.value, m.mask);
+  },
 };
+
+function pushMatchField(o: Parts, m: MatchField): void {
+  const print = MATCH_TEXT[m.t] as ((o: Parts, m: MatchField) => void) | undefined;
+  if (!print) throw new InternalError(`no syntax for match field ${JSON.stringify(m)}`);
+  print(o, m);
+}
 
 export function matchFieldText(m: MatchField): string {
-  const print = MATCH_TEXT[m.t] as ((m: MatchField) => string) | undefined;
-  if (!print) throw new InternalError(`no syntax for match field ${JSON.stringify(m)}`);
-  return print(m);
+  const o: Parts = [];
+  pushMatchField(o, m);
+  return o.join('');
 }
 
-function natText(n: Nat): string {
-  return n.t === 'nat' ? 'nat' : n.t === 'dnat' ? `nat(dst=${hostPort(n.ip, n.port)})` : `nat(src=${ipText(n.ip)})`;
+function pushNat(o: Parts, n: Nat): void {
+  if (n.t === 'nat') o.push('nat');
+  else if (n.t === 'dnat') o.push('nat(dst=', hostPort(n.ip, n.port), ')');
+  else o.push('nat(src=', ipText(n.ip), ')');
 }
 
-function ctText(a: Extract<Action, { t: 'ct' }>): string {
-  const parts = [...(a.commit ? ['commit'] : []), `table=${a.table}`, `zone=${a.zone}`];
-  if (a.nat) parts.push(natText(a.nat));
-  if (a.exec.length > 0) parts.push(`exec(${a.exec.map(actionText).join(',')})`);
-  return `ct(${parts.join(',')})`;
+function pushCt(o: Parts, a: Extract<Action, { t: 'ct' }>): void {
+  o.push(a.commit ? 'ct(commit,table=' : 'ct(table=', String(a.table), ',zone=', String(a.zone));
+  if (a.nat) {
+    o.push(',');
+    pushNat(o, a.nat);
+  }
+  if (a.exec.length > 0) {
+    o.push(',exec(');
+    pushActions(o, a.exec);
+    o.push(')');
+  }
+  o.push(')');
 }
 
-function learnText(l: Learn): string {
-  const spec = [
-    `table=${l.table}`,
-    `hard_timeout=${l.hardTimeout}`,
-    `priority=${l.priority}`,
-    'delete_learned',
-    `cookie=${hex(l.cookie)}`,
-    `eth_type=${hex(l.ethType)}`,
-    `nw_proto=${l.ipProto}`,
-    ...l.copies,
-    ...l.loads.map((d) => `load:${'from' in d ? d.from : hex(d.value)}->${d.to}`),
-  ];
-  return `learn(${spec.join(',')})`;
+function pushLearn(o: Parts, l: Learn): void {
+  o.push('learn(table=', String(l.table), ',hard_timeout=', String(l.hardTimeout), ',priority=', String(l.priority), ',delete_learned,cookie=');
+  pushHex(o, l.cookie);
+  o.push(',eth_type=');
+  pushHex(o, l.ethType);
+  o.push(',nw_proto=', String(l.ipProto));
+  for (const c of l.copies) o.push(',', c);
+  for (const d of l.loads) {
+    o.push(',load:');
+    if ('from' in d) o.push(d.from);
+    else pushHex(o, d.value);
+    o.push('->', d.to);
+  }
+  o.push(')');
 }
 
-const ACTION_TEXT: { [K in Action['t']]: (a: Extract<Action, { t: K }>) => string } = {
-  output: (a) => a.port,
-  drop: () => 'drop',
-  'goto-table': (a) => `goto_table:${a.table}`,
-  resubmit: (a) => `resubmit(,${a.table})`,
-  group: (a) => `group:${a.id}`,
-  'set-field': (a) => `set_field:${valueText(a.value, a.mask)}->${a.field}`,
-  'set-ip': (a) => `set_field:${ipv4Hex(a.ip)}->${a.field}`,
-  ct: ctText,
-  controller: (a) => `controller(reason=${a.reason},userdata=${a.userdata})`,
-  learn: (a) => learnText(a.learn),
+const ACTION_TEXT: { [K in Action['t']]: (o: Parts, a: Extract<Action, { t: K }>) => void } = {
+  output: (o, a) => o.push(a.port),
+  drop: (o) => o.push('drop'),
+  'goto-table': (o, a) => o.push('goto_table:', String(a.table)),
+  resubmit: (o, a) => o.push('resubmit(,', String(a.table), ')'),
+  group: (o, a) => o.push('group:', String(a.id)),
+  'set-field': (o, a) => {
+    o.push('set_field:');
+    pushValue(o, a.value, a.mask);
+    o.push('->', a.field);
+  },
+  'set-ip': (o, a) => o.push('set_field:', ipv4Hex(a.ip), '->', a.field),
+  ct: pushCt,
+  controller: (o, a) => o.push('controller(reason=', a.reason, ',userdata=', a.userdata, ')'),
+  learn: (o, a) => pushLearn(o, a.learn),
 };
 
-export function actionText(a: Action): string {
-  const print = ACTION_TEXT[a.t] as ((a: Action) => string) | undefined;
+function pushAction(o: Parts, a: Action): void {
+  const print = ACTION_TEXT[a.t] as ((o: Parts, a: Action) => void) | undefined;
   if (!print) throw new InternalError(`no syntax for action ${JSON.stringify(a)}`);
-  return print(a);
+  print(o, a);
+}
+
+function pushActions(o: Parts, actions: Action[]): void {
+  for (let i = 0; i < actions.length; i++) {
+    if (i > 0) o.push(',');
+    pushAction(o, actions[i]);
+  }
+}
+
+export function actionText(a: Action): string {
+  const o: Parts = [];
+  pushAction(o, a);
+  return o.join('');
 }
 
 /** The match part, also the identity of a flow within its table and priority. */
 export function matchText(f: Flow): string {
-  return f.match.map(matchFieldText).join(',');
+  const o: Parts = [];
+  for (let i = 0; i < f.match.length; i++) {
+    if (i > 0) o.push(',');
+    pushMatchField(o, f.match[i]);
+  }
+  return o.join('');
 }
 
 export function actionsText(actions: Action[]): string {
-  return actions.map(actionText).join(',');
+  const o: Parts = [];
+  pushActions(o, actions);
+  return o.join('');
 }
 
 // A bundle has a few cookies and a quarter of a million flows: print each cookie once.
 const cookieTexts = new Map<bigint, string>();
 function cookieText(cookie: bigint): string {
   let t = cookieTexts.get(cookie);
-  if (t === undefined) cookieTexts.set(cookie, (t = `cookie=${hex(cookie)}`));
+  if (t === undefined) cookieTexts.set(cookie, (t = `flow add cookie=${hex(cookie)},table=`));
   return t;
 }
 
 /** The `flow add` line; `match` is matchText(f), for a caller that already has it. */
 export function flowText(f: Flow, match: string = matchText(f)): string {
   checkFlow(f);
-  const head = `${cookieText(f.cookie)},table=${f.table},priority=${f.priority}`;
-  return `flow add ${match === '' ? head : `${head},${match}`} actions=${actionsText(f.actions)}`;
+  const o: Parts = [cookieText(f.cookie), String(f.table), ',priority=', String(f.priority)];
+  if (match !== '') o.push(',', match);
+  o.push(' actions=');
+  pushActions(o, f.actions);
+  return o.join('');
 }
 
-function bucketText(b: Bucket, id: number): string {
-  return `bucket=bucket_id:${id},weight:100,actions=${actionsText(b.actions)}`;
+function pushBucket(o: Parts, b: Bucket, id: number): void {
+  o.push('bucket=bucket_id:', String(id), ',weight:100,actions=');
+  pushActions(o, b.actions);
 }
 
 /** `group add` with the first share of buckets, then an `insert_bucket` line per further share. */
@@ -222,12 +289,14 @@ export function groupLines(g: Group): string[] {
   const lines: string[] = [];
   const size = bucketChunkSize(g.buckets.length);
   for (let start = 0; start < g.buckets.length; start += size) {
-    const chunk = g.buckets.slice(start, start + size).map((b, i) => bucketText(b, start + i));
-    lines.push(
-      start === 0
-        ? `group add group_id=${g.id},type=select,${chunk.join(',')}`
-        : `group insert_bucket group_id=${g.id},command_bucket_id=last,${chunk.join(',')}`,
-    );
+    const o: Parts =
+      start === 0 ? ['group add group_id=', String(g.id), ',type=select'] : ['group insert_bucket group_id=', String(g.id), ',command_bucket_id=last'];
+    const end = Math.min(start + size, g.buckets.length);
+    for (let i = start; i < end; i++) {
+      o.push(',');
+      pushBucket(o, g.buckets[i], i);
+    }
+    lines.push(o.join(''));
   }
   return lines;
 }
