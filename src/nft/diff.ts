@@ -20,6 +20,7 @@ import { contentsView, elementValueKey, type LiveSet, type LiveTableView } from 
 import type { BaseChainSpec, Chain, Element, NftSet, Rule } from './objects.js';
 import { keyString, stmtReferences, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
 import { createContents, type Op, type TableRef, type Transaction } from './transaction.js';
+import { sortedOrder } from './sort-names.js';
 
 export interface DiffOptions {
   /** Hold chain deletions back for a second transaction (kernels before 6.2). */
@@ -113,7 +114,7 @@ function sameList(a: string[], b: string[]): boolean {
 
 /** Indexes 0..count-1 in the order of their names. */
 function nameOrder(count: number, name: (i: number) => string): number[] {
-  return Array.from({ length: count }, (_, i) => i).sort((a, b) => byNameOrder(name(a), name(b)));
+  return Array.from(sortedOrder(Array.from({ length: count }, (_, i) => name(i))));
 }
 
 /**

@@ -16,6 +16,7 @@ import type { ElementLines } from './listing-elements.js';
 import type { Json } from './json.js';
 import type { Chain, NftSet, Rule } from './objects.js';
 import { compareKeys, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
+import { sortedOrder } from './sort-names.js';
 
 export interface LiveFilter {
   tableName: string;
@@ -56,15 +57,24 @@ class TableReader {
   constructor(readonly family: Family, readonly name: string) {}
 
   finish(): LiveTable {
-    const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
     return {
       table: { family: this.family, name: this.name },
-      chains: [...this.chains.values()].sort((a, b) => byName(a.chain.name, b.chain.name)),
-      sets: [...this.sets.values()]
-        .map((s) => ({ set: s.set, elements: s.elements.sort((a, b) => compareKeys(a.key, b.key)) }))
-        .sort((a, b) => byName(a.set.name, b.set.name)),
+      chains: inNameOrder([...this.chains.values()], (c) => c.chain.name),
+      sets: inNameOrder(
+        [...this.sets.values()].map((s) => ({ set: s.set, elements: s.elements.sort((a, b) => compareKeys(a.key, b.key)) })),
+        (s) => s.set.name,
+      ),
     };
   }
+}
+
+/**
+ * Items sorted by their names, which are distinct. nft lists chains in the order they were
+ * made, which for a table kproxc loaded is not the order of their names: the names' sort
+ * (sort-names.ts) takes ~20 ms for 114,000 chains, a sort that compares them ~250 ms.
+ */
+function inNameOrder<T>(items: T[], name: (item: T) => string): T[] {
+  return Array.from(sortedOrder(items.map(name)), (i) => items[i]);
 }
 
 interface Located {

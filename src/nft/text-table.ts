@@ -7,6 +7,7 @@
 // read back from all over the heap when the chains are printed in name order. Printing as
 // bytes makes no strings on the way either, and the lines of a chain's rules added one
 // after another are printed out as one piece.
+import { InternalError } from '../diag/diagnostic.js';
 import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
@@ -66,6 +67,17 @@ function encodedPieces(pieces: RulePieces): EncodedPieces {
 }
 
 export class TextTableBuilder extends BaseTableBuilder {
+  /**
+   * `purpose` says what the table is for: printed out (finish), or read back by the diff
+   * (contents), which wants only the rules and prints no chain's opening lines.
+   */
+  constructor(
+    table: Table,
+    private readonly purpose: 'output' | 'diff' = 'output',
+  ) {
+    super(table);
+  }
+
   // The chains' opening lines and their rules' lines, in the order printed.
   private readonly rules = new PieceStore();
   // Per item of the store, in the order added: its chain's number.
@@ -81,6 +93,7 @@ export class TextTableBuilder extends BaseTableBuilder {
    * block of the chain made before, which in that order is the one before it.
    */
   protected override chainAdded(c: Chain): void {
+    if (this.purpose === 'diff') return;
     const number = this.chainList.length - 1;
     const store = this.rules;
     store.begin();
@@ -148,6 +161,7 @@ export class TextTableBuilder extends BaseTableBuilder {
   }
 
   finish(): TableText {
+    if (this.purpose !== 'output') throw new InternalError('a table built for the diff is not printed out');
     const { ruleOrder } = groupByChain(this.madeOrder(), this.ruleChain);
     const { sets, elements } = printSets(this.sortedSets(), tableWords(this.table));
     return { table: this.table, sets, chains: this.rules.items(ruleOrder), chainCount: this.chainList.length, elements };
@@ -162,8 +176,9 @@ export class TextTableBuilder extends BaseTableBuilder {
     const order = this.chainOrder();
     const { ruleOrder, first } = groupByChain(order, this.ruleChain);
     const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt);
-    // Past each chain's opening lines, its first item.
-    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + 1, first[i + 1], RULE_INDENT.length));
+    // Past each chain's opening lines, its first item, when they are printed.
+    const past = this.purpose === 'output' ? 1 : 0;
+    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + past, first[i + 1], RULE_INDENT.length));
     return { table: this.table, chains, sets: this.sortedSets() };
   }
 }

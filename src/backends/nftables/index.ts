@@ -38,7 +38,7 @@ export function compileFamilyTableText(m: FamilyModel, opts: NftablesOptions, wa
 
 /** The table as the diff reads it: rules kept printed, read back as text when compared. */
 export function compileFamilyTablePrinted(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings).contents();
+  return built(new TextTableBuilder(familyTable(m, opts), 'diff'), m, warnings).contents();
 }
 
 function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
