@@ -51,33 +51,40 @@ export interface CompactTable {
   elementValues: string;
 }
 
-/** Text appended piece by piece, kept as bytes when it is ASCII: no string per piece lives on. */
-class TextStore {
-  private buf = Buffer.allocUnsafe(1 << 20);
-  private used = 0;
-  private readonly parts: string[] = [];
+// Pieces are joined into one string whenever this many characters are waiting.
+const JOIN_CHARS = 1 << 15;
 
-  constructor(private readonly ascii: boolean) {}
+/**
+ * Text appended piece by piece. The pieces are joined every JOIN_CHARS characters, so no
+ * string per piece lives on (a quarter of a million rule texts would be copied by every
+ * young-generation collection), and no call into the engine is made per piece.
+ */
+class TextStore {
+  private readonly joined: string[] = [];
+  private waiting: string[] = [];
+  private waitingLength = 0;
+  private used = 0;
 
   get length(): number {
     return this.used;
   }
 
   add(s: string): void {
-    if (!this.ascii) this.parts.push(s);
-    else {
-      if (this.used + s.length > this.buf.length) {
-        const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.used + s.length));
-        this.buf.copy(bigger, 0, 0, this.used);
-        this.buf = bigger;
-      }
-      this.buf.write(s, this.used, 'latin1');
-    }
+    this.waiting.push(s);
     this.used += s.length;
+    if ((this.waitingLength += s.length) >= JOIN_CHARS) this.joinWaiting();
   }
 
   done(): string {
-    return this.ascii ? this.buf.toString('latin1', 0, this.used) : this.parts.join('');
+    this.joinWaiting();
+    return this.joined.join('');
+  }
+
+  private joinWaiting(): void {
+    if (this.waiting.length === 0) return;
+    this.joined.push(this.waiting.join(''));
+    this.waiting = [];
+    this.waitingLength = 0;
   }
 }
 
@@ -126,8 +133,8 @@ class FamilyRules {
   /** A chain's rules did not come together: this table cannot be kept compactly. */
   scattered = false;
 
-  constructor(ascii: boolean) {
-    this.store = new TextStore(ascii);
+  constructor() {
+    this.store = new TextStore();
   }
 
   /** The rules of a chain: where they start and how many (none: [0, 0]). */
@@ -159,11 +166,9 @@ class CompactRules implements RuleSink {
   /** Elements read from their text, per family and set. */
   readonly elements = { ip: new Map<string, ElementLines>(), ip6: new Map<string, ElementLines>() };
 
-  constructor(private readonly ascii: boolean) {}
-
   of(family: Family): FamilyRules {
     let f = this.families.get(family);
-    if (!f) this.families.set(family, (f = new FamilyRules(this.ascii)));
+    if (!f) this.families.set(family, (f = new FamilyRules()));
     return f;
   }
 
@@ -238,12 +243,12 @@ export interface CompactRead {
 }
 
 /**
- * Reads a listing with `read` into compact tables; `ascii` says the listing is all ASCII.
+ * Reads a listing with `read` into compact tables.
  * A listing with problems (or one the compact form cannot hold) is for the caller to read
  * again the long way, for diagnostics with positions: the compact read does not know them.
  */
-export function readCompact(read: (reader: LiveReader) => boolean, filter: LiveFilter, ascii: boolean): CompactRead {
-  const sink = new CompactRules(ascii);
+export function readCompact(read: (reader: LiveReader) => boolean, filter: LiveFilter): CompactRead {
+  const sink = new CompactRules();
   const reader = new LiveReader('', filter, sink);
   if (!read(reader)) return { tables: [], problemsIn: [], readable: false };
   const problemsIn = [...reader.problemsIn];

@@ -23,8 +23,8 @@ const CHUNK_BYTES = 1 << 20;
 const NOT_READ: CompactRead = { tables: [], problemsIn: [], readable: false };
 
 /** A listing's text read compactly; not readable when it must be read the long way. */
-export function readCompactText(text: string, tableName: string, ascii = !/[^\x00-\x7f]/.test(text)): CompactRead {
-  return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH }, ascii);
+export function readCompactText(text: string, tableName: string): CompactRead {
+  return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH });
 }
 
 /** A listing's bytes read compactly; not readable when they are too large for one string. */
@@ -33,7 +33,7 @@ export function readCompactBytes(bytes: Buffer, tableName: string): CompactRead 
   // ASCII (what nft prints, unless a comment says otherwise) is the same text as Latin-1,
   // which becomes a string faster than UTF-8 does.
   const ascii = isAscii(bytes);
-  return readCompactText(bytes.toString(ascii ? 'latin1' : 'utf8'), tableName, ascii);
+  return readCompactText(bytes.toString(ascii ? 'latin1' : 'utf8'), tableName);
 }
 
 /** A listing file read compactly; not readable when it is too large for one string. */

@@ -85,6 +85,26 @@ describe('the compact live read', () => {
     expect(v.rules(i)[1].text).toBeDefined();
   });
 
+  it('comments beyond ASCII and rules enough for many joined pieces of text read as the long way reads them', () => {
+    const doc = unchanged();
+    const rule = doc.nftables.find((x) => ours(x, 'rule') && x.rule.chain === 'cluster-ips-check')!.rule;
+    rule.comment = 'ünïcödé ✓';
+    // Copies of a rule in a chain of their own, each with its own handle and comment.
+    doc.nftables.push({ chain: { family: 'ip', table: 'kube-proxy', name: 'many', handle: 90000 } });
+    for (let k = 0; k < 3000; k++) {
+      doc.nftables.push({ rule: { ...rule, chain: 'many', handle: 90001 + k, comment: k % 2 ? `ü ${k}` : `plain ${k}` } });
+    }
+    const text = nftLike(doc);
+    const read = readCompactText(text, 'kube-proxy');
+    expect(read).toMatchObject({ readable: true, problemsIn: [] });
+    const long = readLive([text], 'live.json', { tableName: 'kube-proxy', families: BOTH });
+    const got = read.tables.map((t) => contents(compactView(t)));
+    expect(got).toEqual(long.map((t) => contents(contentsView(t))));
+    const many = got[0].chains.find((c) => c.name === 'many')!;
+    expect(many.rules).toHaveLength(3000);
+    expect(many.rules[2999].comment).toBe('ü 2999');
+  });
+
   it('a listing spaced otherwise is parsed whole, with the same result; text that is not JSON is not read', () => {
     const pretty = JSON.stringify(unchanged(), null, 2);
     const read = readCompactText(pretty, 'kube-proxy');
