@@ -1,12 +1,11 @@
 // A table kept as printed text: compile's text output, and the diff's wanted tables (read
 // back by printed-chains.ts). Each rule is checked as in any table, then printed as its
 // line in its chain's block (nested-text.ts), from its statements straight into a shared
-// buffer as UTF-8, instead
-// of being kept as a Rule object and a string: at 10,000 Services there are 250,000 rules,
-// and objects that live to the end are copied by every young-generation collection and
-// read back from all over the heap when the chains are printed in name order. Printing as
-// bytes makes no strings on the way either, and the lines of a chain's rules added one
-// after another are printed out as one piece.
+// buffer as UTF-8, instead of being kept as a Rule object and a string: at 10,000
+// Services there are 250,000 rules, and objects that live to the end are copied by every
+// young-generation collection. Printing as bytes makes no strings on the way either, and
+// a chain's opening lines and the rules added right after them are printed out as one
+// piece.
 import { InternalError } from '../diag/diagnostic.js';
 import type { Chain, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
