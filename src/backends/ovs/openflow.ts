@@ -99,7 +99,6 @@ export function hex(n: number | bigint): string {
   return '0x' + n.toString(16);
 }
 
-
 export function ipText(ip: IP): string {
   return formatIP(ip);
 }
