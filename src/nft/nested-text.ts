@@ -24,7 +24,7 @@
 // bytes from a table kept as text, through the line openers below.
 import type { Chain, NftSet, Table } from './objects.js';
 import type { TableContents } from './ruleset.js';
-import { StringOut, tableLine, tableWords, writeElementLine, writeRule, writeSetSpec, type TextOut } from './text.js';
+import { StringOut, tableLine, tableWords, writeBaseChainSpec, writeElementLine, writeRule, writeSetSpec, type TextOut } from './text.js';
 
 /** What begins each rule's line inside its chain's block. */
 export const RULE_INDENT = '\t\t';
@@ -51,10 +51,8 @@ export function writeChainBlockOpen(o: TextOut, c: Chain): void {
   o.str(' {\n');
   const b = c.base;
   if (b) {
-    o.str(`\t\ttype ${b.type} hook ${b.hook} priority `);
-    o.num(b.priority);
-    o.str(' ;');
-    if (b.policy) o.str(` policy ${b.policy} ;`);
+    o.str('\t\t');
+    writeBaseChainSpec(o, b);
     o.str('\n');
   }
   if (c.comment !== undefined) {

@@ -4,7 +4,7 @@
 import { InternalError } from '../diag/diagnostic.js';
 import { formatIP, type IP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
-import type { Chain, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
+import type { BaseChainSpec, Chain, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
 import type { Op, TableRef, Transaction } from './transaction.js';
 
 /** Marks print as kube-proxy formats them (Go's %#08x): 0x00004000. */
@@ -295,6 +295,14 @@ export function tableLine(verb: 'add' | 'delete', t: Table): string {
   return verb === 'add' && t.comment !== undefined ? `${head} { comment "${t.comment}" ; }` : head;
 }
 
+/** A base chain's `type T hook H priority P ;` and its `policy X ;`, in both the flat and the nested form. */
+export function writeBaseChainSpec(o: TextOut, b: BaseChainSpec): void {
+  o.str(`type ${b.type} hook ${b.hook} priority `);
+  o.num(b.priority);
+  o.str(' ;');
+  if (b.policy) o.str(` policy ${b.policy} ;`);
+}
+
 function writeChainAdd(o: TextOut, table: string, c: Chain): void {
   o.str('add chain ');
   o.str(table);
@@ -304,10 +312,8 @@ function writeChainAdd(o: TextOut, table: string, c: Chain): void {
   if (!b && c.comment === undefined) return;
   o.str(' {');
   if (b) {
-    o.str(` type ${b.type} hook ${b.hook} priority `);
-    o.num(b.priority);
-    o.str(' ;');
-    if (b.policy) o.str(` policy ${b.policy} ;`);
+    o.str(' ');
+    writeBaseChainSpec(o, b);
   }
   if (c.comment !== undefined) {
     o.str(' comment "');
