@@ -5,7 +5,7 @@ import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP, type IP } from '../net/ip.js';
 import type { AddressPortRule } from './rule-template.js';
 import { NameIndex } from './name-index.js';
-import { sortedOrder } from './sort-names.js';
+import { inNameOrder, sortedOrder } from './sort-names.js';
 import { ruleBodyText } from './text.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
 import {
@@ -254,9 +254,7 @@ export abstract class BaseTableBuilder {
   }
 
   protected sortedSets(): SetContents[] {
-    const sets = [...this.sets.values()];
-    return Array.from(sortedOrder(sets.map((s) => s.set.name)), (i) => {
-      const { set, elements } = sets[i];
+    return inNameOrder([...this.sets.values()], (s) => s.set.name).map(({ set, elements }) => {
       const keys = [...elements.keys()].sort();
       return { set, elements: keys.map((k) => elements.get(k)!) };
     });

@@ -25,6 +25,11 @@ export function sortedOrder(names: readonly string[]): Int32Array {
   return order;
 }
 
+/** The items in the order of their names (distinct ones: equal names keep their order). */
+export function inNameOrder<T>(items: T[], name: (item: T) => string): T[] {
+  return Array.from(sortedOrder(items.map(name)), (i) => items[i]);
+}
+
 class KeySort {
   private readonly keys: Float64Array;
   private readonly moved: Int32Array;
