@@ -14,11 +14,11 @@ export function serialize(objects, format) {
   }
 }
 
-// Every line a successful compile prints: for nft an operation on our own tables, nothing
-// else; for ovs-ofctl a flow or group command in the few characters OpenFlow matches use.
-// Lines outside a table's block (nftables) and lines of the ovs bundle. An nftables line
-// inside a block starts with a tab; a block opens only on our tables, so nothing in it can
-// touch another table.
+// Every line a successful compile prints: for nft, outside a table's block, an operation on
+// our own tables or the opening and closing of one of their blocks (a line inside a block
+// starts with a tab, and a block opens only on our tables, so nothing in it can touch
+// another table); for ovs-ofctl a flow or group command in the few characters OpenFlow
+// matches use.
 const OUTPUT_LINE = {
   nftables: /^((add|delete) table (ip|ip6) kube-proxy|table (ip|ip6) kube-proxy \{|\}|add element (ip|ip6) kube-proxy .*)$/,
   ovs: /^(flow|group) (add|delete)( [A-Za-z0-9_=,.:/()>+[\] -]*)?$/,

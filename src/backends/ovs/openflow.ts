@@ -126,6 +126,13 @@ function checkFlow(f: Flow): void {
 // most of the backend's garbage.
 type Parts = string[];
 
+/** What `write` pushes, as one string. */
+function joined(write: (o: Parts) => void): string {
+  const o: Parts = [];
+  write(o);
+  return o.join('');
+}
+
 function pushHex(o: Parts, n: number | bigint): void {
   o.push('0x', n.toString(16));
 }
@@ -166,9 +173,7 @@ function pushMatchField(o: Parts, m: MatchField): void {
 }
 
 export function matchFieldText(m: MatchField): string {
-  const o: Parts = [];
-  pushMatchField(o, m);
-  return o.join('');
+  return joined((o) => pushMatchField(o, m));
 }
 
 function pushNat(o: Parts, n: Nat): void {
@@ -238,9 +243,7 @@ function pushActions(o: Parts, actions: Action[]): void {
 }
 
 export function actionText(a: Action): string {
-  const o: Parts = [];
-  pushAction(o, a);
-  return o.join('');
+  return joined((o) => pushAction(o, a));
 }
 
 /** The match part, also the identity of a flow within its table and priority. */
@@ -254,9 +257,7 @@ export function matchText(f: Flow): string {
 }
 
 export function actionsText(actions: Action[]): string {
-  const o: Parts = [];
-  pushActions(o, actions);
-  return o.join('');
+  return joined((o) => pushActions(o, actions));
 }
 
 // A bundle has a few cookies and a quarter of a million flows: print each cookie once.
