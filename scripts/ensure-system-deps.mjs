@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The system tests load our output into real nftables and a real Open vSwitch. When the
 // tools are missing this installs them (Debian packages, as root); otherwise it fails and
-// says how. It never lets the suite skip them silently.
+// says how. It never lets the suite skip them silently. With --bench it also wants GNU
+// time, which the benchmark reads peak memory from.
 import { execFileSync, spawnSync } from 'node:child_process';
 
 const needed = [
@@ -10,6 +11,7 @@ const needed = [
   { bin: 'ovs-ofctl', pkg: 'openvswitch-switch' },
   { bin: 'ip', pkg: 'iproute2' },
   { bin: 'unshare', pkg: 'util-linux' },
+  ...(process.argv.includes('--bench') ? [{ bin: '/usr/bin/time', pkg: 'time' }] : []),
 ];
 
 const has = (bin) =>
@@ -20,10 +22,10 @@ if (missing.length === 0) process.exit(0);
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 if (!isRoot) {
-  console.error(`kproxc tests need ${missing.join(', ')}: run as root, or install them with: apt-get install -y ${missing.join(' ')}`);
+  console.error(`kproxc ${process.argv.includes('--bench') ? 'benchmark' : 'tests'} needs ${missing.join(', ')}: run as root, or install them with: apt-get install -y ${missing.join(' ')}`);
   process.exit(1);
 }
-console.error(`installing ${missing.join(', ')} for the system tests`);
+console.error(`installing ${missing.join(', ')} for the ${process.argv.includes('--bench') ? 'benchmark' : 'system tests'}`);
 try {
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
   execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
