@@ -72,6 +72,8 @@ interface Shape {
   handle: number;
   comment: number; // 0: the shape has no comment
   text: Part[];
+  /** The shape of the rule that followed one of this shape last. */
+  next?: Shape;
 }
 
 /** A rule read: its chain, handle, comment and text, and where its item ends. */
@@ -100,6 +102,8 @@ export class ListingRuleReader {
   /** Shapes by the start of their statements (the first rule's), the most used first. */
   private readonly bySignature = new Map<string, Shape[]>();
   private readonly heads: Record<Family, string>;
+  /** The shape of the last rule read by a shape. */
+  private last?: Shape;
 
   constructor(tableName: string) {
     const head = (f: Family) => `{"rule": {"family": "${f}", "table": ${JSON.stringify(tableName)}, "chain": "`;
@@ -111,6 +115,15 @@ export class ListingRuleReader {
     // The family from the characters after `{"rule": {"family": "ip`; the rest of the head
     // (our table) is part of every shape, and read first by the recorder.
     const family: Family = s.charCodeAt(pos + FAMILY_END) === QUOTE ? 'ip' : 'ip6';
+    // Rules of a kind come in the same order chain after chain (an endpoint chain's two
+    // rules, then the next chain's): the shape that followed the last one's last time is
+    // tried first, without looking for the statements' start.
+    const next = this.last?.next;
+    const predicted = next ? readByShape(s, pos, family, next) : null;
+    if (predicted) {
+      this.last = next;
+      return predicted;
+    }
     const expr = s.indexOf(EXPR, pos);
     const signature = expr < 0 ? '' : s.slice(expr + EXPR.length, expr + EXPR.length + SIGNATURE_CHARS);
     // The shapes of that start first; then all (a value within the signature, such as a
@@ -121,29 +134,44 @@ export class ListingRuleReader {
     const recorded = rec.item(this.heads[family]);
     if (!recorded) return null;
     if (this.shapes.length < MAX_SHAPES) {
-      const shape = { re: sticky(rec.source), ...recorded.shape };
+      const shape: Shape = { re: sticky(rec.source), ...recorded.shape };
       this.shapes.push(shape);
       const group = this.bySignature.get(signature);
       if (group) group.push(shape);
       else this.bySignature.set(signature, [shape]);
+      this.follow(shape);
     }
     return recorded.rule;
+  }
+
+  /** `shape` read the rule after the last one's: it is what is tried first after that one. */
+  private follow(shape: Shape): void {
+    if (this.last) this.last.next = shape;
+    this.last = shape;
   }
 
   private byShape(s: string, pos: number, family: Family, shapes: Shape[] | undefined): ListedRule | null {
     for (let k = 0; shapes && k < shapes.length; k++) {
       const shape = shapes[k];
-      shape.re.lastIndex = pos;
-      const m = shape.re.exec(s);
-      const text = m && textOf(shape.text, m);
-      if (!m || text === null) continue;
+      const read = readByShape(s, pos, family, shape);
+      if (!read) continue;
       // The shapes most used move to the front.
       if (k > 0) [shapes[k - 1], shapes[k]] = [shape, shapes[k - 1]];
-      const comment = shape.comment > 0 ? m[shape.comment] : undefined;
-      return { family, chain: m[shape.chain], handle: Number(m[shape.handle]), comment, text, end: shape.re.lastIndex };
+      this.follow(shape);
+      return read;
     }
     return null;
   }
+}
+
+/** The rule item at `pos` read by one shape; null when it is not of that shape. */
+function readByShape(s: string, pos: number, family: Family, shape: Shape): ListedRule | null {
+  shape.re.lastIndex = pos;
+  const m = shape.re.exec(s);
+  const text = m && textOf(shape.text, m);
+  if (!m || text === null) return null;
+  const comment = shape.comment > 0 ? m[shape.comment] : undefined;
+  return { family, chain: m[shape.chain], handle: Number(m[shape.handle]), comment, text, end: shape.re.lastIndex };
 }
 
 /** The text of a shape from its captured values; null when a value is not canonical. */
