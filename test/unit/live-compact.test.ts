@@ -105,6 +105,25 @@ describe('the compact live read', () => {
     expect(many.rules[2999].comment).toBe('ü 2999');
   });
 
+  it('rules listed chain by chain in another order than the chains, some chains without rules, read as the long way reads them', () => {
+    const doc = unchanged();
+    const items = doc.nftables;
+    const rules = items.filter((x) => ours(x, 'rule'));
+    const chainOrder = [...new Set(rules.map((x) => x.rule.chain as string))];
+    // Each chain's rules together and in their order; the chains' runs backwards, and
+    // every third chain's rules left out.
+    const runs = chainOrder.reverse().filter((_, i) => i % 3 !== 1).map((name) => rules.filter((x) => x.rule.chain === name));
+    doc.nftables = [...items.filter((x) => !ours(x, 'rule')), ...runs.flat()];
+    expect(runs.length).toBeGreaterThan(10);
+    const text = nftLike(doc);
+    const read = readCompactText(text, 'kube-proxy');
+    expect(read).toMatchObject({ readable: true, problemsIn: [] });
+    const long = readLive([text], 'live.json', { tableName: 'kube-proxy', families: BOTH });
+    const got = read.tables.map((t) => contents(compactView(t)));
+    expect(got).toEqual(long.map((t) => contents(contentsView(t))));
+    expect(got[0].chains.filter((c) => c.rules.length > 0)).toHaveLength(runs.length);
+  });
+
   it('a listing spaced otherwise is parsed whole, with the same result; text that is not JSON is not read', () => {
     const pretty = JSON.stringify(unchanged(), null, 2);
     const read = readCompactText(pretty, 'kube-proxy');
