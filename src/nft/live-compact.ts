@@ -4,9 +4,11 @@
 // diff reads it in place: an unchanged chain is one string comparison per rule, and rule
 // objects are made only for chains that changed.
 //
-// Each rule is kept as the text ruleBodyText prints for it. A rule whose statements that
-// text cannot stand for (one kproxc would not print, read the long way) keeps its
-// statements instead, and a foreign rule its set references, as live.ts reads them.
+// Each rule is kept as the text ruleBodyText prints for it, in the line the diff's table
+// prints for it (RULE_INDENT, the text, a newline), so that a chain's rules compare with
+// the wanted chain's lines as one string. A rule whose statements that text cannot stand
+// for (one kproxc would not print, read the long way) keeps its statements instead, and a
+// foreign rule its set references, as live.ts reads them.
 import { parseIP } from '../net/ip.js';
 import { rememberRuleKey, stmtsKey } from './canonical.js';
 import type { Family, Stmt } from './expr.js';
@@ -15,6 +17,7 @@ import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from './li
 import { elementValueKey, samePrintedRules, type LiveSet, type LiveTableView } from './live-view.js';
 import type { BaseChainSpec, DataType, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
 import { keyString, printedRules, type ChainContents } from './ruleset.js';
+import { RULE_INDENT } from './nested-text.js';
 import { ruleBodyText } from './text.js';
 import { readRuleText } from './text-read.js';
 
@@ -36,7 +39,10 @@ export interface CompactTable {
   ruleCount: Int32Array;
   /** Per rule, in the listing's order (each chain's rules come together in it). */
   handles: Float64Array;
-  /** Every rule's text, then its comment; a rule's text starts where the rule before ends. */
+  /**
+   * Every rule's line (RULE_INDENT, its text, a newline; nothing for an odd rule), then its
+   * comment; a rule's line starts where the rule before ends.
+   */
   texts: string;
   textEnd: Int32Array;
   commentEnd: Int32Array;
@@ -153,7 +159,7 @@ class FamilyRules {
       this.lastChain = chain;
     }
     if (odd) this.odd.push([this.columns.size, odd]);
-    this.store.add(text);
+    else this.store.add(`${RULE_INDENT}${text}\n`);
     const textEnd = this.store.length;
     if (comment !== undefined) this.store.add(comment);
     this.columns.push(handle, textEnd, this.store.length, comment !== undefined);
@@ -200,6 +206,8 @@ function textStandingFor(stmts: Stmt[], comment: string | undefined, family: Fam
   } catch {
     return null; // a string kproxc would not print
   }
+  // A rule's line holds no line break (and a block of lines is one line per rule).
+  if (text.includes('\n')) return null;
   const back = readRuleText(text);
   return back && stmtsKey(back, comment, family) === stmtsKey(stmts, comment, family) ? text : null;
 }
@@ -266,6 +274,9 @@ export function readCompact(read: (reader: LiveReader) => boolean, filter: LiveF
 // ---- the diff's view of a compact table ------------------------------------------------
 
 const NONE: string[] = [];
+// A rule's text within its line: past the indent, before the newline.
+const LINE_START = RULE_INDENT.length;
+const LINE_END = 1;
 
 class CompactSet implements LiveSet {
   constructor(
@@ -344,14 +355,23 @@ class CompactView implements LiveTableView {
     const first = c.ruleFirst[i];
     const want = printedRules(chain);
     if (want.count !== c.ruleCount[i]) return false;
+    if (want.count === 0) return true;
     if (this.oddIn(first, want.count)) return samePrintedRules(chain.rules, this.rules(i));
     const { texts, textEnd, commentEnd, hasComment } = c;
+    const block = want.block?.() ?? null;
+    if (block !== null && !this.commentIn(first, want.count)) {
+      // Both are the rules' lines one after another: equal as wholes, equal line by line.
+      const start = first === 0 ? 0 : commentEnd[first - 1];
+      const end = textEnd[first + want.count - 1];
+      return end - start === block.length && texts.slice(start, end) === block;
+    }
     for (let k = 0; k < want.count; k++) {
       const r = first + k;
       const text = want.text(k);
-      const start = r === 0 ? 0 : commentEnd[r - 1];
+      const start = (r === 0 ? 0 : commentEnd[r - 1]) + LINE_START;
+      const end = textEnd[r] - LINE_END;
       // A slice compared whole is cheaper than startsWith at an offset.
-      if (textEnd[r] - start !== text.length || texts.slice(start, textEnd[r]) !== text) return false;
+      if (end - start !== text.length || texts.slice(start, end) !== text) return false;
       const comment = want.comment(k);
       if (comment === undefined ? hasComment[r] === 1 : hasComment[r] !== 1 || texts.slice(textEnd[r], commentEnd[r]) !== comment) return false;
     }
@@ -367,6 +387,13 @@ class CompactView implements LiveTableView {
       this.made.set(i, list);
     }
     return list;
+  }
+
+  /** Whether any of rules [first, first + count) has a comment. */
+  private commentIn(first: number, count: number): boolean {
+    const has = this.c.hasComment;
+    for (let r = first; r < first + count; r++) if (has[r] === 1) return true;
+    return false;
   }
 
   /** Whether any of rules [first, first + count) is not simply its text. */
@@ -388,7 +415,7 @@ class CompactView implements LiveTableView {
     const odd = this.odd.get(r);
     const start = r === 0 ? 0 : c.commentEnd[r - 1];
     const rule: Rule = { chain, stmts: odd?.stmts ?? [], handle: c.handles[r] };
-    if (!odd) rule.text = c.texts.slice(start, c.textEnd[r]);
+    if (!odd) rule.text = c.texts.slice(start + LINE_START, c.textEnd[r] - LINE_END);
     if (c.hasComment[r] === 1) rule.comment = c.texts.slice(c.textEnd[r], c.commentEnd[r]);
     if (odd?.foreign) {
       rule.foreign = odd.foreign;

@@ -36,6 +36,18 @@ export class PrintedLines {
     return at === undefined ? undefined : this.slice(j, this.items.start[j] + at + COMMENT_OPEN.length, this.items.end[j] - 2);
   }
 
+  /**
+   * Lines [first, end) as one string, when they follow one another in one piece of ASCII
+   * text and none has a comment; else null.
+   */
+  block(first: number, end: number): string | null {
+    const { piece, start, end: lineEnd, pieces, ascii } = this.items;
+    if (end <= first || !ascii[piece[first]]) return null;
+    for (let j = first + 1; j < end; j++) if (piece[j] !== piece[first] || start[j] !== lineEnd[j - 1]) return null;
+    if (this.commentAt.size > 0) for (let j = first; j < end; j++) if (this.commentAt.has(j)) return null;
+    return pieces[piece[first]].slice(start[first], lineEnd[end - 1]);
+  }
+
   /** Where line j's comment starts in the line, if it has one (most tables have none). */
   private commentStart(j: number): number | undefined {
     return this.commentAt.size === 0 ? undefined : this.commentAt.get(j);
@@ -81,6 +93,10 @@ class PrintedChain implements ChainContents, PrintedRules {
 
   comment(k: number): string | undefined {
     return this.lines.comment(this.first + k);
+  }
+
+  block(): string | null {
+    return this.lines.block(this.first, this.first + this.count);
   }
 
   get rules(): Rule[] {

@@ -42,6 +42,12 @@ export interface PrintedRules {
   /** Rule k's statements as nft text (ruleBodyText). */
   text(k: number): string;
   comment(k: number): string | undefined;
+  /**
+   * All the rules' lines as printed, each RULE_INDENT, its text and a newline, as one
+   * string, when they have no comments and lie together; else null. One comparison of
+   * it stands for comparing every rule's text (none holds a newline).
+   */
+  block?(): string | null;
 }
 
 /** A chain's rules as PrintedRules, kept printed or not. */

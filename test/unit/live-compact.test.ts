@@ -124,6 +124,22 @@ describe('the compact live read', () => {
     expect(got[0].chains.filter((c) => c.rules.length > 0)).toHaveLength(runs.length);
   });
 
+  it('a live rule that differs from the wanted one only in a digit is a change, compared whole chain or rule by rule', () => {
+    const doc = unchanged();
+    const rule = doc.nftables.find((x) => ours(x, 'rule') && JSON.stringify(x.rule.expr).includes('"dnat"'))!.rule;
+    const dnat = (rule.expr as { dnat?: { addr: string; port: number } }[]).find((e) => e.dnat)!.dnat!;
+    dnat.port += dnat.port % 10 === 9 ? -1 : 1; // as many characters as before
+    const text = nftLike(doc);
+    const read = readCompactText(text, 'kube-proxy');
+    const file = path.join(ROOT, 'fixtures/diff/unchanged.yaml');
+    for (const form of ['printed', 'statements'] as const) {
+      const desired = compiled(file, [], form);
+      const got = transactionText(diffLive(desired, read.tables.map(compactView)).now);
+      expect(got).toBe(transactionText(diffTables(desired, readLive([text], 'live.json', { tableName: 'kube-proxy', families: ['ip'] })).now));
+      expect(got).toContain(`delete rule ip kube-proxy ${rule.chain as string} handle ${rule.handle as number}`);
+    }
+  });
+
   it('a listing spaced otherwise is parsed whole, with the same result; text that is not JSON is not read', () => {
     const pretty = JSON.stringify(unchanged(), null, 2);
     const read = readCompactText(pretty, 'kube-proxy');
