@@ -112,6 +112,19 @@ function sameList(a: string[], b: string[]): boolean {
   return true;
 }
 
+// How far on the made and listed orders are looked at for where they agree again.
+const REALIGN_CHAINS = 8;
+
+/** How many steps on `name` is (1..REALIGN_CHAINS) in a list read by `nameAt`; -1 when not that near. */
+function stepsTo(name: string, nameAt: (k: number) => string | undefined): number {
+  for (let k = 1; k <= REALIGN_CHAINS; k++) {
+    const n = nameAt(k);
+    if (n === undefined) return -1;
+    if (n === name) return k;
+  }
+  return -1;
+}
+
 /** Indexes 0..count-1 in the order of their names. */
 function nameOrder(count: number, name: (i: number) => string): number[] {
   return Array.from(sortedOrder(Array.from({ length: count }, (_, i) => name(i))));
@@ -202,17 +215,9 @@ class TableDiff {
     private readonly opts: DiffOptions,
   ) {
     this.family = ref.family;
-    const dc = desired.chains;
-    this.chains = pairByName(
-      dc.length,
-      (i) => dc[i].chain.name,
-      live.chainCount,
-      (j) => live.chainName(j),
-      (name, di, li): ChainPair | null => {
-        const pair = this.chainPair(name, di < 0 ? undefined : dc[di], li);
-        return pair.fate === 'kept' && pair.same && !pair.lBase && !pair.d!.chain.base ? null : pair;
-      },
-    );
+    const made = desired.madeChains;
+    const listed = live.listedOrder?.();
+    this.chains = made && listed ? this.pairInMadeOrder(made, listed) : this.pairChains(desired.chains, Array.from({ length: live.chainCount }, (_, j) => j));
     const ds = desired.sets;
     const ls = live.sets;
     this.sets = pairByName(
@@ -226,6 +231,69 @@ class TableDiff {
         return { name, d, l, fate: setFate(d, l) };
       },
     );
+  }
+
+  /** The pair of a chain, or null when it is kept as it is: a regular chain, wanted and live, whose rules print the same. */
+  private pairNeeded(name: string, d: ChainContents | undefined, li: number): ChainPair | null {
+    const pair = this.chainPair(name, d, li);
+    return pair.fate === 'kept' && pair.same && !pair.lBase && !pair.d!.chain.base ? null : pair;
+  }
+
+  /** Wanted chains and live ones (their indexes) paired by name, in name order. */
+  private pairChains(ds: ChainContents[], ls: ArrayLike<number>): ChainPair[] {
+    return pairByName(
+      ds.length,
+      (i) => ds[i].chain.name,
+      ls.length,
+      (j) => this.live.chainName(ls[j]),
+      (name, di, lj) => this.pairNeeded(name, di < 0 ? undefined : ds[di], lj < 0 ? -1 : ls[lj]),
+    );
+  }
+
+  /**
+   * The chains paired walking both tables in the order made (the order nft lists a table
+   * it loaded from kproxc's output), the pairs that need an operation then sorted by name:
+   * the same pairs as pairChains gives. Unchanged, the two orders agree chain by chain, and
+   * each chain's lines lie next to the one before, where the name order would visit a
+   * hundred thousand chains and their lines scattered over the heap. Where they disagree
+   * (chains made or gone), the chains of one side up to where they agree again, a few
+   * chains on, are set apart and paired by name at the end.
+   */
+  private pairInMadeOrder(made: ChainContents[], listed: ArrayLike<number>): ChainPair[] {
+    const live = this.live;
+    const pairs: ChainPair[] = [];
+    const dRest: ChainContents[] = [];
+    const lRest: number[] = [];
+    const madeName = (i: number) => (i < made.length ? made[i].chain.name : undefined);
+    const listedName = (j: number) => (j < listed.length ? live.chainName(listed[j]) : undefined);
+    let i = 0;
+    let j = 0;
+    while (i < made.length && j < listed.length) {
+      const d = made[i];
+      const name = d.chain.name;
+      const lName = live.chainName(listed[j]);
+      if (name === lName) {
+        const pair = this.pairNeeded(name, d, listed[j]);
+        if (pair) pairs.push(pair);
+        i++;
+        j++;
+        continue;
+      }
+      const inListed = stepsTo(name, (k) => listedName(j + k));
+      const inMade = stepsTo(lName, (k) => madeName(i + k));
+      if (inListed > 0 && (inMade < 0 || inListed <= inMade)) {
+        for (const end = j + inListed; j < end; j++) lRest.push(listed[j]);
+      } else if (inMade > 0) {
+        for (const end = i + inMade; i < end; i++) dRest.push(made[i]);
+      } else {
+        dRest.push(made[i++]);
+        lRest.push(listed[j++]);
+      }
+    }
+    while (i < made.length) dRest.push(made[i++]);
+    while (j < listed.length) lRest.push(listed[j++]);
+    for (const pair of this.pairChains(dRest, lRest)) pairs.push(pair);
+    return pairs.sort((a, b) => byNameOrder(a.name, b.name));
   }
 
   private chainPair(name: string, d: ChainContents | undefined, li: number): ChainPair {

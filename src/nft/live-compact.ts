@@ -30,7 +30,7 @@ export interface OddRule {
 /** One live table, compact. Plain data: what a worker thread posts. */
 export interface CompactTable {
   table: Table;
-  /** Chain names sorted, one per line. */
+  /** Chain names in the order nft listed the chains, one per line. */
   chainNames: string;
   /** Base chains: [chain index, spec]. */
   bases: [number, BaseChainSpec][];
@@ -213,13 +213,15 @@ function textStandingFor(stmts: Stmt[], comment: string | undefined, family: Fam
 }
 
 function compactTable(t: LiveTable, rules: FamilyRules, elements: Map<string, ElementLines>): CompactTable | null {
-  const names = t.chains.map((c) => c.chain.name);
+  // In the order listed: the order of the rules, and the order the diff walks them in.
+  const chains = t.listedChains;
+  const names = chains.map((c) => c.chain.name);
   // One name per line: a name holding a newline (made by hand) cannot be kept so.
   if (rules.scattered || names.some((n) => n.includes('\n'))) return null;
   const ruleFirst = new Int32Array(names.length);
   const ruleCount = new Int32Array(names.length);
   const bases: [number, BaseChainSpec][] = [];
-  t.chains.forEach((c, i) => {
+  chains.forEach((c, i) => {
     [ruleFirst[i], ruleCount[i]] = rules.rulesOf(c);
     if (c.chain.base) bases.push([i, c.chain.base]);
   });
@@ -336,6 +338,11 @@ class CompactView implements LiveTableView {
 
   get chainCount(): number {
     return this.names.length;
+  }
+
+  /** The chains are kept in the order listed. */
+  listedOrder(): Int32Array {
+    return Int32Array.from({ length: this.names.length }, (_, i) => i);
   }
 
   chainName(i: number): string {

@@ -31,6 +31,8 @@ export interface LiveTableView {
   printsAs(i: number, want: ChainContents): boolean;
   /** Chain i's rules, with their handles. */
   rules(i: number): Rule[];
+  /** The chains (their indexes) in the order nft listed them, where that is known. */
+  listedOrder?(): ArrayLike<number>;
   readonly sets: LiveSet[];
 }
 

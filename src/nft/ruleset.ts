@@ -59,6 +59,11 @@ export function printedRules(c: ChainContents): PrintedRules {
 
 export interface TableContents {
   table: Table;
+  /**
+   * The diff's table: its chains in the order they were made, the order nft lists the
+   * chains of a table it loaded from kproxc's output.
+   */
+  madeChains?: ChainContents[];
   /** Sorted by name, but in a table compiled for output (finishAsMade), in the order made. */
   chains: ChainContents[];
   sets: SetContents[]; // sorted by name

@@ -8,7 +8,8 @@
 // piece.
 import { InternalError } from '../diag/diagnostic.js';
 import type { Chain, Rule, Table } from './objects.js';
-import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
+import { BaseTableBuilder, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
+import { inNameOrder } from './sort-names.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
 import { tableWords, writeComment, writeElementLine, writeRuleText } from './text.js';
 import { CHAIN_BLOCK_CLOSE, RULE_INDENT, writeChainBlockOpen, writeSetInBlock } from './nested-text.js';
@@ -167,18 +168,28 @@ export class TextTableBuilder extends BaseTableBuilder {
   }
 
   /**
-   * The table as the diff reads it: chains in name order, each with its rules' text and
-   * comment read back from the printed lines when asked for (strings that die young,
-   * where a Rule and a string per rule would be copied by every collection until the end).
+   * The table as the diff reads it: its chains in the order made, and in name order (sorted
+   * when first asked for: the diff pairs the chains in the order made when the live table
+   * is in that order too), each with its rules' text and comment read back from the
+   * printed lines when asked for (strings that die young, where a Rule and a string per
+   * rule would be copied by every collection until the end).
    */
   contents(): TableContents {
-    const order = this.chainOrder();
+    const order = this.madeOrder();
     const { ruleOrder, first } = groupByChain(order, this.ruleChain);
     const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt);
     // Past each chain's opening lines, its first item, when they are printed.
     const past = this.purpose === 'output' ? 1 : 0;
-    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + past, first[i + 1], RULE_INDENT.length));
-    return { table: this.table, chains, sets: this.sortedSets() };
+    const madeChains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + past, first[i + 1], RULE_INDENT.length));
+    let byName: ChainContents[] | undefined;
+    return {
+      table: this.table,
+      madeChains,
+      get chains() {
+        return (byName ??= inNameOrder(madeChains, (c) => c.chain.name));
+      },
+      sets: this.sortedSets(),
+    };
   }
 }
 

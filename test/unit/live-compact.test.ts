@@ -18,13 +18,16 @@ import { parseArgsToOptions } from '../helpers/options.js';
 
 const BOTH: Family[] = ['ip', 'ip6'];
 
-/** What a view holds, as plain data: chains with their rules, sets with their elements. */
+/**
+ * What a view holds, as plain data: chains with their rules (by name: the compact view keeps
+ * them in the order listed, the long way's in name order), sets with their elements.
+ */
 function contents(v: LiveTableView) {
   const chains = Array.from({ length: v.chainCount }, (_, i) => ({
     name: v.chainName(i),
     base: v.chainBase(i),
     rules: v.rules(i).map((r) => ({ handle: r.handle, comment: r.comment, text: r.foreign ? null : ruleText(r), foreign: r.foreign })),
-  }));
+  })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const sets = v.sets.map((s) => ({ set: s.set, elements: s.keys.map((k, i) => ({ k, v: s.valueKey(i), e: s.element(i) })) }));
   return { table: v.table, chains, sets };
 }
@@ -137,6 +140,40 @@ describe('the compact live read', () => {
       const got = transactionText(diffLive(desired, read.tables.map(compactView)).now);
       expect(got).toBe(transactionText(diffTables(desired, readLive([text], 'live.json', { tableName: 'kube-proxy', families: ['ip'] })).now));
       expect(got).toContain(`delete rule ip kube-proxy ${rule.chain as string} handle ${rule.handle as number}`);
+    }
+  });
+
+  it('chains paired in the order made and listed give the diff that pairing them by name gives, whatever the two orders', () => {
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const shuffled = <T>(xs: T[], moves: number): T[] => {
+      const out = [...xs];
+      for (let m = 0; m < moves; m++) {
+        const a = random(out.length);
+        const b = Math.min(out.length, a + 1 + random(12));
+        // A run of chains moved elsewhere, or two swapped.
+        if (m % 2) out.splice(random(out.length), 0, ...out.splice(a, b - a));
+        else [out[a], out[b - 1]] = [out[b - 1], out[a]];
+      }
+      return out;
+    };
+    for (const c of listDiffCases().filter((d) => d.name !== 'no-table')) {
+      const text = fs.readFileSync(c.liveFile, 'utf8');
+      const read = readCompactText(text, 'kube-proxy');
+      const desired = compiled(c.file, c.args, 'printed');
+      const families = desired.map((t) => t.table.family);
+      const views = read.tables.filter((t) => families.includes(t.table.family)).map(compactView);
+      const byName = views.map((v) => Object.create(v, { listedOrder: { value: undefined } }) as LiveTableView);
+      const want = transactionText(diffLive(desired, byName).now);
+      expect(transactionText(diffLive(desired, views).now), c.name).toBe(want);
+      for (const moves of [1, 3, 20, 200]) {
+        const views2 = views.map((v) => {
+          const order = shuffled(Array.from(v.listedOrder!()), moves);
+          return Object.create(v, { listedOrder: { value: () => order } }) as LiveTableView;
+        });
+        const desired2 = desired.map((t) => ({ ...t, madeChains: shuffled(t.madeChains!, moves) }));
+        expect(transactionText(diffLive(desired2, views2).now), `${c.name}, ${moves} moves`).toBe(want);
+      }
     }
   });
 
