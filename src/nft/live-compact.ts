@@ -1,8 +1,8 @@
 // The live tables in a compact form: a few strings and typed arrays instead of a quarter
 // of a million rule objects. It is cheap to hand from a worker thread to the main thread
 // (a structured clone of many small objects costs about as much as reading them), and the
-// diff reads it in place: an unchanged chain is one string comparison per rule, and rule
-// objects are made only for chains that changed.
+// diff reads it in place, its chains in the order nft listed them: an unchanged chain is
+// one string comparison, and rule objects are made only for chains that changed.
 //
 // Each rule is kept as the text ruleBodyText prints for it, in the line the diff's table
 // prints for it (RULE_INDENT, the text, a newline), so that a chain's rules compare with
