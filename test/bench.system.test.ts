@@ -35,11 +35,17 @@ describe('npm run bench', () => {
         // CPU of all the process's threads, read from GNU time (NaN if it were misread).
         expect(row.cpuMedian).toBeGreaterThan(0);
         expect(row.outputBytes).toBeGreaterThan(0);
-        // Each nftables compile run follows a run of the calibration workload; nothing else does.
+        // Each nftables compile run follows a run of the calibration workload; each ovs
+        // compile and diff run, a run of the nftables compile.
         if (row.command === 'compile') {
           expect(row.calibrationMedian).toBeGreaterThan(0);
           expect(row.vsCalibration).toBeGreaterThan(0);
-        } else expect(row.vsCalibration).toBeUndefined();
+          expect(row.vsCompile).toBeUndefined();
+        } else {
+          expect(row.vsCalibration).toBeUndefined();
+          expect(row.pairedCompileMedian).toBeGreaterThan(0);
+          expect(row.vsCompile).toBeGreaterThan(0);
+        }
       }
       expect(report.nft).toHaveLength(1);
       expect(report.nft[0].loadSeconds).toBeGreaterThan(0);
@@ -48,7 +54,8 @@ describe('npm run bench', () => {
       expect(size('diff (1 endpoint moved)')).toBeLessThan(size('compile') / 2);
       expect(r.stdout).toContain('nft -f, 12 Services');
       expect(r.stdout).toContain('CPU median');
-      expect(r.stdout).toContain('vs calibration');
+      expect(r.stdout).toContain('x calibration (');
+      expect(r.stdout).toContain('x compile (');
       // Both formats give the same ruleset.
       expect(fs.readFileSync(path.join(dir, 'out/compile-12.yaml.nft'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'out/compile-12.json.nft'), 'utf8'));
     } finally {
