@@ -114,6 +114,8 @@ function sameList(a: string[], b: string[]): boolean {
 
 // How far on the made and listed orders are looked at for where they agree again.
 const REALIGN_CHAINS = 8;
+// Chains set apart where the two orders disagree, at most, before all are paired by name.
+const MAX_SET_APART = 4096;
 
 /** How many steps on `name` is (1..REALIGN_CHAINS) in a list read by `nameAt`; -1 when not that near. */
 function stepsTo(name: string, nameAt: (k: number) => string | undefined): number {
@@ -130,17 +132,24 @@ function nameOrder(count: number, name: (i: number) => string): number[] {
   return Array.from(sortedOrder(Array.from({ length: count }, (_, i) => name(i))));
 }
 
-/**
- * Wanted and live items paired by name, in name order: one pass over both lists, which
- * the builder and the reader give in name order (they are sorted first if not). A large
- * table has a hundred thousand chains, and maps of them by name would cost more than the
- * rest of an unchanged diff.
- */
-function pairByName<P>(dCount: number, dName: (i: number) => string, lCount: number, lName: (j: number) => string, pair: (name: string, di: number, lj: number) => P | null): P[] {
-  return mergeByName(dCount, dName, lCount, lName, pair) ?? mergeByName(dCount, dName, lCount, lName, pair, nameOrder(dCount, dName), nameOrder(lCount, lName))!;
+/** Whether the names of items 0..count-1 are in strictly increasing order. */
+function namesInOrder(count: number, name: (i: number) => string): boolean {
+  for (let i = 1; i < count; i++) if (!(name(i - 1) < name(i))) return false;
+  return true;
 }
 
-/** The pairs (but those `pair` leaves out); null when a list given without an order is not in name order. */
+/**
+ * Wanted and live items paired by name, in name order: one pass over both lists, each
+ * sorted first unless it is in name order already. A large table has a hundred thousand
+ * chains, and maps of them by name would cost more than the rest of an unchanged diff.
+ */
+function pairByName<P>(dCount: number, dName: (i: number) => string, lCount: number, lName: (j: number) => string, pair: (name: string, di: number, lj: number) => P | null): P[] {
+  const ds = namesInOrder(dCount, dName) ? undefined : nameOrder(dCount, dName);
+  const ls = namesInOrder(lCount, lName) ? undefined : nameOrder(lCount, lName);
+  return mergeByName(dCount, dName, lCount, lName, pair, ds, ls);
+}
+
+/** The pairs (but those `pair` leaves out) of two lists, each in name order or read in the order given. */
 function mergeByName<P>(
   dCount: number,
   dName: (i: number) => string,
@@ -149,32 +158,26 @@ function mergeByName<P>(
   pair: (name: string, di: number, lj: number) => P | null,
   ds?: number[],
   ls?: number[],
-): P[] | null {
+): P[] {
   const out: P[] = [];
   const add = (p: P | null) => p !== null && out.push(p);
   let i = 0;
   let j = 0;
-  let lastD: string | undefined;
-  let lastL: string | undefined;
   while (i < dCount || j < lCount) {
     const di = ds ? ds[i] : i;
     const lj = ls ? ls[j] : j;
     const dn = i < dCount ? dName(di) : undefined;
     const ln = j < lCount ? lName(lj) : undefined;
-    if ((!ds && dn !== undefined && lastD !== undefined && !(lastD < dn)) || (!ls && ln !== undefined && lastL !== undefined && !(lastL < ln))) return null;
     if (dn !== undefined && dn === ln) {
       add(pair(dn, di, lj));
       i++;
       j++;
-      lastD = lastL = dn;
     } else if (ln === undefined || (dn !== undefined && dn < ln)) {
       add(pair(dn!, di, -1));
       i++;
-      lastD = dn;
     } else {
       add(pair(ln, -1, lj));
       j++;
-      lastL = ln;
     }
   }
   return out;
@@ -217,7 +220,8 @@ class TableDiff {
     this.family = ref.family;
     const made = desired.madeChains;
     const listed = live.listedOrder?.();
-    this.chains = made && listed ? this.pairInMadeOrder(made, listed) : this.pairChains(desired.chains, Array.from({ length: live.chainCount }, (_, j) => j));
+    const inMadeOrder = made && listed ? this.pairInMadeOrder(made, listed) : null;
+    this.chains = inMadeOrder ?? this.pairChains(desired.chains, Array.from({ length: live.chainCount }, (_, j) => j));
     const ds = desired.sets;
     const ls = live.sets;
     this.sets = pairByName(
@@ -257,9 +261,12 @@ class TableDiff {
    * each chain's lines lie next to the one before, where the name order would visit a
    * hundred thousand chains and their lines scattered over the heap. Where they disagree
    * (chains made or gone), the chains of one side up to where they agree again, a few
-   * chains on, are set apart and paired by name at the end.
+   * chains on, are set apart and paired by name at the end. Null when that is more than
+   * MAX_SET_APART chains: the live table was made in another order (by another program,
+   * or by kproxc's flat output of old, which made chains in name order), and pairing all
+   * by name costs less than walking on.
    */
-  private pairInMadeOrder(made: ChainContents[], listed: ArrayLike<number>): ChainPair[] {
+  private pairInMadeOrder(made: ChainContents[], listed: ArrayLike<number>): ChainPair[] | null {
     const live = this.live;
     const pairs: ChainPair[] = [];
     const dRest: ChainContents[] = [];
@@ -289,6 +296,7 @@ class TableDiff {
         dRest.push(made[i++]);
         lRest.push(listed[j++]);
       }
+      if (dRest.length + lRest.length > MAX_SET_APART) return null;
     }
     while (i < made.length) dRest.push(made[i++]);
     while (j < listed.length) lRest.push(listed[j++]);
