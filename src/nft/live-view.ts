@@ -17,8 +17,10 @@ export interface LiveSet {
 }
 
 /**
- * A live table's chains by index, in name order, and its sets. By index, because a large
- * table has a hundred thousand chains: an object for each costs more than comparing them.
+ * A live table's chains by index (in name order, or another: the compact view keeps the
+ * order nft listed them, and listedOrder gives that order where it is known), and its
+ * sets. By index, because a large table has a hundred thousand chains: an object for each
+ * costs more than comparing them.
  */
 export interface LiveTableView {
   readonly table: Table;
