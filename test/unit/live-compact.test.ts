@@ -32,6 +32,16 @@ function contents(v: LiveTableView) {
   return { table: v.table, chains, sets };
 }
 
+/** A listing read compactly, held to what the long way reads of it: the compact views' contents. */
+function readAsTheLongWay(text: string) {
+  const read = readCompactText(text, 'kube-proxy');
+  expect(read).toMatchObject({ readable: true, problemsIn: [] });
+  const long = readLive([text], 'live.json', { tableName: 'kube-proxy', families: BOTH });
+  const got = read.tables.map((t) => contents(compactView(t)));
+  expect(got).toEqual(long.map((t) => contents(contentsView(t))));
+  return got;
+}
+
 /** The desired tables, keeping statements or printed (as the diff builds them). */
 function compiled(file: string, args: string[], form: 'printed' | 'statements') {
   const model = loadModel([{ name: file, text: fs.readFileSync(file, 'utf8') }], parseArgsToOptions(args));
@@ -97,12 +107,7 @@ describe('the compact live read', () => {
     for (let k = 0; k < 3000; k++) {
       doc.nftables.push({ rule: { ...rule, chain: 'many', handle: 90001 + k, comment: k % 2 ? `ü ${k}` : `plain ${k}` } });
     }
-    const text = nftLike(doc);
-    const read = readCompactText(text, 'kube-proxy');
-    expect(read).toMatchObject({ readable: true, problemsIn: [] });
-    const long = readLive([text], 'live.json', { tableName: 'kube-proxy', families: BOTH });
-    const got = read.tables.map((t) => contents(compactView(t)));
-    expect(got).toEqual(long.map((t) => contents(contentsView(t))));
+    const got = readAsTheLongWay(nftLike(doc));
     const many = got[0].chains.find((c) => c.name === 'many')!;
     expect(many.rules).toHaveLength(3000);
     expect(many.rules[2999].comment).toBe('ü 2999');
@@ -118,12 +123,7 @@ describe('the compact live read', () => {
     const runs = chainOrder.reverse().filter((_, i) => i % 3 !== 1).map((name) => rules.filter((x) => x.rule.chain === name));
     doc.nftables = [...items.filter((x) => !ours(x, 'rule')), ...runs.flat()];
     expect(runs.length).toBeGreaterThan(10);
-    const text = nftLike(doc);
-    const read = readCompactText(text, 'kube-proxy');
-    expect(read).toMatchObject({ readable: true, problemsIn: [] });
-    const long = readLive([text], 'live.json', { tableName: 'kube-proxy', families: BOTH });
-    const got = read.tables.map((t) => contents(compactView(t)));
-    expect(got).toEqual(long.map((t) => contents(contentsView(t))));
+    const got = readAsTheLongWay(nftLike(doc));
     expect(got[0].chains.filter((c) => c.rules.length > 0)).toHaveLength(runs.length);
   });
 
