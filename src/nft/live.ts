@@ -15,7 +15,7 @@ import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from '.
 import type { ElementLines } from './listing-elements.js';
 import type { Json } from './json.js';
 import type { Chain, NftSet, Rule } from './objects.js';
-import { compareKeys, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
+import { byNameWhenAsked, compareKeys, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
 import { inNameOrder } from './sort-names.js';
 
 export interface LiveFilter {
@@ -96,16 +96,15 @@ class TableReader {
   }
 
   finish(): LiveTable {
-    const listed = this.listed;
     // Sorted when first asked for: the compact read keeps the listed order. nft lists
     // chains in the order they were made, which for a table kproxc loaded is not the
     // order of their names.
-    let byName: ChainContents[] | undefined;
+    const byName = byNameWhenAsked(this.listed);
     return {
       table: { family: this.family, name: this.name },
-      listedChains: listed,
+      listedChains: this.listed,
       get chains() {
-        return (byName ??= inNameOrder(listed, (c) => c.chain.name));
+        return byName();
       },
       sets: inNameOrder(
         [...this.sets.values()].map((s) => ({ set: s.set, elements: s.elements.sort((a, b) => compareKeys(a.key, b.key)) })),

@@ -57,6 +57,15 @@ export function printedRules(c: ChainContents): PrintedRules {
   return { count: rules.length, text: (k) => rules[k].text ?? ruleBodyText(rules[k].stmts), comment: (k) => rules[k].comment };
 }
 
+/**
+ * The chains sorted by name when first asked for, for a TableContents' `chains` getter: a
+ * diff that walks the chains in the order made never sorts them.
+ */
+export function byNameWhenAsked(chains: ChainContents[]): () => ChainContents[] {
+  let byName: ChainContents[] | undefined;
+  return () => (byName ??= inNameOrder(chains, (c) => c.chain.name));
+}
+
 export interface TableContents {
   table: Table;
   /**

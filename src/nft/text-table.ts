@@ -8,8 +8,7 @@
 // piece.
 import { InternalError } from '../diag/diagnostic.js';
 import type { Chain, Rule, Table } from './objects.js';
-import { BaseTableBuilder, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
-import { inNameOrder } from './sort-names.js';
+import { BaseTableBuilder, byNameWhenAsked, type SetContents, type TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
 import { tableWords, writeComment, writeElementLine, writeRuleText } from './text.js';
 import { CHAIN_BLOCK_CLOSE, RULE_INDENT, writeChainBlockOpen, writeSetInBlock } from './nested-text.js';
@@ -181,12 +180,12 @@ export class TextTableBuilder extends BaseTableBuilder {
     // Past each chain's opening lines, its first item, when they are printed.
     const past = this.purpose === 'output' ? 1 : 0;
     const madeChains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + past, first[i + 1], RULE_INDENT.length));
-    let byName: ChainContents[] | undefined;
+    const byName = byNameWhenAsked(madeChains);
     return {
       table: this.table,
       madeChains,
       get chains() {
-        return (byName ??= inNameOrder(madeChains, (c) => c.chain.name));
+        return byName();
       },
       sets: this.sortedSets(),
     };
