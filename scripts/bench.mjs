@@ -18,9 +18,10 @@
 //
 // Inputs, outputs, live listings and nft load times are cached in bench-out/ (the load
 // time and listing are keyed by the ruleset's hash, so a compiler change measures anew).
-// nft takes time that grows with the square of the Services (about a minute at 10,000);
-// sizes above --nft-max are not loaded, so their diff is not measured either. Needs
-// root (network namespaces), nft and GNU time (/usr/bin/time) for peak memory.
+// nft takes time that grows with the square of the Services (minutes at 10,000); sizes
+// above --nft-max are not loaded, so their diff is not measured either. Needs root
+// (network namespaces), nft and GNU time (/usr/bin/time) for peak memory: `npm run bench`
+// installs the last two when they are missing (scripts/ensure-system-deps.mjs --bench).
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
