@@ -5,13 +5,15 @@
 // time, which the benchmark reads peak memory from.
 import { execFileSync, spawnSync } from 'node:child_process';
 
+const forBench = process.argv.includes('--bench');
+
 const needed = [
   { bin: 'nft', pkg: 'nftables' },
   { bin: 'ovs-vswitchd', pkg: 'openvswitch-switch' },
   { bin: 'ovs-ofctl', pkg: 'openvswitch-switch' },
   { bin: 'ip', pkg: 'iproute2' },
   { bin: 'unshare', pkg: 'util-linux' },
-  ...(process.argv.includes('--bench') ? [{ bin: '/usr/bin/time', pkg: 'time' }] : []),
+  ...(forBench ? [{ bin: '/usr/bin/time', pkg: 'time' }] : []),
 ];
 
 const has = (bin) =>
@@ -22,10 +24,10 @@ if (missing.length === 0) process.exit(0);
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 if (!isRoot) {
-  console.error(`kproxc ${process.argv.includes('--bench') ? 'benchmark' : 'tests'} needs ${missing.join(', ')}: run as root, or install them with: apt-get install -y ${missing.join(' ')}`);
+  console.error(`kproxc ${forBench ? 'benchmark' : 'tests'} needs ${missing.join(', ')}: run as root, or install them with: apt-get install -y ${missing.join(' ')}`);
   process.exit(1);
 }
-console.error(`installing ${missing.join(', ')} for the ${process.argv.includes('--bench') ? 'benchmark' : 'system tests'}`);
+console.error(`installing ${missing.join(', ')} for the ${forBench ? 'benchmark' : 'system tests'}`);
 try {
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
   execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
