@@ -11,6 +11,7 @@ import { matchText, type Group } from './openflow.js';
 import { ovsFamily } from './pipeline.js';
 import { MAX_AFFINITY_TIMEOUT, planFamily } from './plan.js';
 import { serviceFlows } from './service.js';
+import { serviceRangeFlows } from './service-range.js';
 import { resolveClaims } from '../claims.js';
 
 type Owner = ServicePort | undefined;
@@ -73,6 +74,7 @@ function buildBundle(families: FamilyModel[], warnings: Diagnostic[], form: Bund
   for (const m of families) {
     const f = ovsFamily(m.family);
     for (const flow of nodePortMarkFlows(f, nodePortAddresses(m))) bundle.addFlow(flow, undefined);
+    for (const flow of serviceRangeFlows(m, f)) bundle.addFlow(flow, undefined);
     const claims = resolveClaims(m, warnings);
     for (const plan of planFamily(m)) {
       const affinity = plan.affinityTimeout !== undefined;
