@@ -147,7 +147,7 @@ spec: {type: NodePort, clusterIP: 172.30.0.2, ports: [{port: 80, nodePort: 30080
 ${slice('a')}${slice('b')}`;
     const lax = await kproxc(['compile', '-'], clash);
     expect(lax.code).toBe(0);
-    expect(lax.stderr).toMatch(/^"<stdin>":12:\d+: Service ns1\/b: warning: service-nodeports element tcp \. 30080 is already taken by another Service port; this one is left out\n$/);
+    expect(lax.stderr).toMatch(/^"?<stdin>"?:12:\d+: Service ns1\/b: warning: NodePort TCP 30080 \(IPv4\) is also the NodePort of ns1\/a:80\/TCP, which comes first in name order and serves it; ns1\/b:80\/TCP gets no rule for it\n$/);
     const strict = await kproxc(['compile', '-', '--strict'], clash);
     expect(strict.code).toBe(2);
     expect(strict.stdout).toBe('');

@@ -5,21 +5,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, GOLDEN, UPDATE, golden, listFixtures, shuffledSnapshot } from './helpers/fixtures.js';
+import { FIXTURES, GOLDEN, golden, goldenStderr, listFixtures, shuffledSnapshot } from './helpers/fixtures.js';
 import { ROOT, kproxc } from './helpers/kproxc.js';
 import { NFT_ONLY, ovsCases } from './helpers/ovs-cases.js';
 
 const cases = ovsCases();
-
-/** Golden stderr: a missing file means no diagnostics. */
-function goldenStderr(rel: string, actual: string): string {
-  if (actual === '' && !fs.existsSync(path.join(GOLDEN, rel))) return '';
-  if (UPDATE && actual === '') {
-    fs.rmSync(path.join(GOLDEN, rel), { force: true });
-    return '';
-  }
-  return golden(rel, actual);
-}
 
 describe('golden ovs bundles', () => {
   it('covers the shared fixtures, its own and the examples', () => {

@@ -3,7 +3,8 @@
 // load-balancer IPs), from outside and from a local Pod, are traced with ofproto/trace over
 // every dp_hash value of the group they meet, so every bucket is seen. The endpoints they
 // reach, or the controller, drop or pass they meet, must be exactly what the model says,
-// and what `kproxc trace --backend ovs` says walking the same flows.
+// and what `kproxc trace --backend ovs` says walking the same flows. A ClusterIP's unused
+// port meets the controller and an unallocated ServiceCIDR address is dropped.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,7 +87,7 @@ describe('traced packets reach exactly the endpoints the model gives', () => {
 
   it('traced every kind of address and outcome, in both families', () => {
     const has = (re: RegExp, pred: (p: Probe) => boolean = () => true) => covered.some((p) => re.test(p.what) && pred(p));
-    for (const kind of [/ ClusterIP /, / NodePort /, / externalIP /, / loadBalancerIP /, /unused port/, /no Service at/]) {
+    for (const kind of [/ ClusterIP /, / NodePort /, / externalIP /, / loadBalancerIP /, /unused port/, /no Service at/, /unallocated ServiceCIDR address/]) {
       expect(has(kind, (p) => p.family === 4), String(kind)).toBe(true);
       expect(has(kind, (p) => p.family === 6), `${kind} IPv6`).toBe(true);
     }

@@ -114,6 +114,8 @@ describe('kproxc trace --backend ovs', () => {
         { sourceIP: '203.0.113.9', destIP: '10.96.0.10', destPort: 53, protocol: 'UDP' },
         { sourceIP: '203.0.113.9', destIP: '10.96.12.30', destPort: 80 },
         { sourceIP: '203.0.113.9', destIP: '10.96.0.10', destPort: 54, protocol: 'UDP' },
+        { sourceIP: '203.0.113.9', destIP: '10.96.200.200', destPort: 80 },
+        { sourceIP: '203.0.113.9', destIP: '198.51.100.99', destPort: 80 },
       ]),
     );
     const r = await kproxc(['trace', EXAMPLE, '--backend', 'ovs', '--packets', f, '--json']);
@@ -122,6 +124,10 @@ describe('kproxc trace --backend ovs', () => {
     expect(out.map((o) => [o.verdict, o.endpoints, o.masquerade])).toEqual([
       ['dnat', ['10.244.1.3:53', '10.244.2.7:53'], false],
       ['reject', [], false],
+      // A ClusterIP's unused port and an unallocated ServiceCIDR address, as the nftables
+      // backend treats them; an address outside the ServiceCIDRs passes.
+      ['reject', [], false],
+      ['drop', [], false],
       ['none', [], false],
     ]);
     expect(out[0]).toMatchObject({ origin: 'arriving at the bridge from outside the node: table 0', path: expect.any(Array), branches: expect.any(Array) });
@@ -150,6 +156,26 @@ describe('kproxc trace: bad usage and input', () => {
     expect(await bad([OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '0'])).toMatch(/--dport: must be a whole number from 1 to 65535/);
     expect(await bad([OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80', '--proto', 'icmp'])).toMatch(/icmp/);
     expect(await bad([OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80', '--iif', 'a/b'])).toMatch(/--iif/);
+  });
+  it('--family of the other IP family than the packet blames the flag and --dst, not the snapshot', async () => {
+    // The snapshot has both families: only the flag leaves the packet's rules out.
+    const DUAL = 'fixtures/dual-stack.yaml';
+    for (const backend of ['nftables', 'ovs']) {
+      expect(await bad([DUAL, '--backend', backend, '--family', 'ipv6', '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80'])).toBe(
+        'kproxc: --dst 172.30.0.41 is an IPv4 address, but --family ipv6 compiles IPv6 rules only: leave out --family, or trace an IPv6 destination\n',
+      );
+      expect(await bad([DUAL, '--backend', backend, '--family', 'ipv4', '--src', 'fd00::2', '--dst', 'fd00:10:96::41', '--dport', '80'])).toBe(
+        'kproxc: --dst fd00:10:96::41 is an IPv6 address, but --family ipv4 compiles IPv4 rules only: leave out --family, or trace an IPv4 destination\n',
+      );
+    }
+    const f = packetsFile('v4.json', '[{"sourceIP": "10.0.0.2", "destIP": "172.30.0.41", "destPort": 80}]');
+    expect(await bad([DUAL, '--family', 'ipv6', '--packets', f])).toBe(
+      `${f}:1:37: [0].destIP: is an IPv4 address, but --family ipv6 compiles IPv6 rules only: leave out --family, or trace an IPv6 destination\n`,
+    );
+    // The matching family traces as usual.
+    const ok = await kproxc(['trace', DUAL, '--family', 'ipv6', '--src', 'fd00::2', '--dst', 'fd00:10:96::41', '--dport', '80']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^verdict: dnat /m);
   });
   it('refuses --packets with packet flags', async () => {
     const f = packetsFile('one.json', '[{"sourceIP": "10.0.0.2", "destIP": "172.30.0.41", "destPort": 80}]');

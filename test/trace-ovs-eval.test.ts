@@ -351,7 +351,17 @@ describe('the compiled pipeline, walked', () => {
     expect(r.branches[0].path.find((s) => s.hook === 'table 15')!.action).toMatch(/^a source outside loadBalancerSourceRanges at load-balancer IP 203\.0\.113\.100 sctp 9000/);
   });
   it('traffic no Service takes is committed and switched on, untouched', () => {
-    const r = run('198.18.0.99', '10.96.0.53', 54, 'udp');
+    // This snapshot has no ServiceCIDR: an address beside the ClusterIPs is nobody's.
+    const r = run('198.18.0.99', '10.96.0.99', 54, 'udp');
     expect(summarize(r)).toEqual({ verdict: 'none', endpoints: [], masquerade: false });
+  });
+  it("a ClusterIP's unused port is rejected, and an unallocated ServiceCIDR address dropped, as kube-proxy does", () => {
+    const unused = run('198.18.0.99', '10.96.0.53', 54, 'udp');
+    expect(summarize(unused)).toEqual({ verdict: 'reject', endpoints: [], masquerade: false });
+    expect(traceText(unused)).toContain('[table 15] ServiceLB: 10.96.0.53 is a ClusterIP, but no Service port there serves this protocol and port → reject: set no endpoint, goto table 16\n');
+    const example = tracerFor(path.join(ROOT, 'examples/cluster.yaml'), [], 'ovs');
+    const unallocated = example.trace(packetOf({ sourceIP: '198.18.0.99', destIP: '10.96.200.200', destPort: 80 }));
+    expect(summarize(unallocated)).toEqual({ verdict: 'drop', endpoints: [], masquerade: false });
+    expect(traceText(unallocated)).toContain('[table 15] ServiceLB: 10.96.0.0/16 is a ServiceCIDR, and no Service has this address and port → drop\n');
   });
 });

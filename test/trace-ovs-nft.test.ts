@@ -1,12 +1,11 @@
 // The ovs and nftables tracers on the same snapshots and packets: where Antrea's Service
 // pipeline and kube-proxy mean the same (ClusterIP, NodePort, external IP, load-balancer IP,
-// source ranges, traffic policies, terminating endpoints, no endpoints: nft's reject and the
-// ovs packet-in both count as reject), the verdict and endpoint set must be equal. Every
+// source ranges, traffic policies, terminating endpoints, no endpoints, a ClusterIP's unused
+// port, an unallocated ServiceCIDR address: nft's reject and the ovs packet-in both count as
+// reject), the verdict and endpoint set must be equal. Every
 // disagreement must be one of the differences docs/trace.md documents, checked against the
 // model here, and each of them must show up, so the documentation stays true:
 //
-// - service-cidr: kube-proxy rejects a ClusterIP's unused ports and drops addresses of its
-//   Service CIDRs that no Service has; the ovs pipeline lets them pass (verdict none).
 // - local-traffic: kube-proxy sends "local" sources (its local-traffic detector, or a node
 //   address) to all endpoints of an externalTrafficPolicy: Local Service's external
 //   addresses; the ovs pipeline short-circuits only this node's Pod CIDR.
@@ -33,7 +32,7 @@ import { LAB } from './helpers/packet-lab.js';
 import { randomCluster } from './helpers/random-cluster.js';
 import { flowDir, packetOf, readFlows, tracerFor } from './helpers/trace.js';
 
-type Why = 'service-cidr' | 'local-traffic' | 'local-policy';
+type Why = 'local-traffic' | 'local-policy';
 
 interface Owner {
   sp: ServicePort;
@@ -61,10 +60,7 @@ const brief = (s: Summary) => ({ verdict: s.verdict, endpoints: [...s.endpoints]
 /** Which documented difference explains a disagreement, checked against the model; undefined if none does. */
 function explain(m: FamilyModel, p: TracePacket, nft: Summary, ovs: Summary): Why | undefined {
   const owner = ownerOf(m, p);
-  if (!owner) {
-    const inServiceRange = m.serviceCIDRs.some((c) => cidrContains(c, p.dst)) || m.servicePorts.some((sp) => ipEquals(sp.clusterIP, p.dst));
-    return ovs.verdict === 'none' && (nft.verdict === 'reject' || nft.verdict === 'drop') && inServiceRange ? 'service-cidr' : undefined;
-  }
+  if (!owner) return undefined;
   const { sp, external } = owner;
   const cat = categorizeEndpoints(m.endpoints.get(servicePortKey(sp.id)) ?? [], sp, m.nodeName, m.nodeLabels);
   const local = external ? sp.externalPolicyLocal : sp.internalPolicyLocal;
@@ -87,7 +83,7 @@ interface Tally {
   snatChecked: number;
 }
 
-const tally: Tally = { agreed: 0, why: { 'service-cidr': 0, 'local-traffic': 0, 'local-policy': 0 }, unexplained: [], snatChecked: 0 };
+const tally: Tally = { agreed: 0, why: { 'local-traffic': 0, 'local-policy': 0 }, unexplained: [], snatChecked: 0 };
 
 function endpointMasq(r: TraceResult): Map<string, boolean> {
   return new Map(r.branches.filter((b) => b.endpoint).map((b) => [b.endpoint!, b.masquerade]));

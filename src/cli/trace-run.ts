@@ -7,7 +7,7 @@ import { traceBackends } from '../trace/backend.js';
 import { traceJson, traceText } from '../trace/format.js';
 import '../trace/nft/index.js';
 import '../trace/ovs/index.js';
-import { DEFAULT_SOURCE_PORT, IFNAME_RE, type L4Protocol, type TracePacket } from '../trace/packet.js';
+import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, type L4Protocol, type TracePacket } from '../trace/packet.js';
 import { parsePacketsFile } from '../trace/packets-file.js';
 import { compileOptionsFrom, emit, loadInputs, printDiagnostics, type Io } from './main.js';
 
@@ -31,6 +31,8 @@ function packetFromFlags(o: Record<string, unknown>): TracePacket {
   const src = ipFlag('--src', o.src);
   const dst = ipFlag('--dst', o.dst);
   if (src.family !== dst.family) throw new UsageError(`--src and --dst must be of one IP family (IPv${src.family} and IPv${dst.family} given)`);
+  const mismatch = familyMismatch(o.family, dst);
+  if (mismatch) throw new UsageError(`--dst ${String(o.dst)} ${mismatch}`);
   if (o.iif !== undefined && !IFNAME_RE.test(String(o.iif))) throw new UsageError('--iif: must be an interface name of 1 to 15 characters');
   if (o.iif !== undefined && o.fromNode === true) throw new UsageError('--iif and --from-node exclude each other: a packet the node sends arrives on no interface');
   return {
@@ -49,7 +51,7 @@ function packets(io: Io, o: Record<string, unknown>): TracePacket[] {
   const given = ['src', 'dst', 'dport', 'sport', 'iif', 'fromNode'].filter((k) => o[k] !== undefined);
   if (given.length) throw new UsageError(`--packets cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
   const [file] = loadInputs(io, [String(o.packets)]);
-  return parsePacketsFile(file);
+  return parsePacketsFile(file, o.family);
 }
 
 /** `kproxc trace`, once its options are read. */

@@ -19,6 +19,17 @@ export interface TracePacket {
   fromNode?: boolean;
 }
 
+/**
+ * Why a packet cannot be traced under --family (undefined when it can): the rules of the
+ * other family are not compiled, so the flag or the address is wrong, not the snapshot.
+ */
+export function familyMismatch(family: unknown, dst: IP): string | undefined {
+  if (family !== 'ipv4' && family !== 'ipv6') return undefined;
+  const wanted = family === 'ipv4' ? 4 : 6;
+  if (dst.family === wanted) return undefined;
+  return `is an IPv${dst.family} address, but --family ${family} compiles IPv${wanted} rules only: leave out --family, or trace an IPv${wanted} destination`;
+}
+
 /** Linux interface names: at most 15 bytes, no slash or white space. */
 export const IFNAME_RE = /^[A-Za-z0-9_.:@+-]{1,15}$/;
 

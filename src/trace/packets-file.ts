@@ -4,7 +4,7 @@ import { yaml } from '../input/yaml-lib.js';
 import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
 import { Reporter } from '../check/collector.js';
 import { locator, type InputFile, type SourceObject } from '../input/source.js';
-import { DEFAULT_SOURCE_PORT, IFNAME_RE, L4_PROTOCOLS, type L4Protocol, type TracePacket } from './packet.js';
+import { DEFAULT_SOURCE_PORT, IFNAME_RE, L4_PROTOCOLS, familyMismatch, type L4Protocol, type TracePacket } from './packet.js';
 
 const FIELDS = ['sourceIP', 'destIP', 'destPort', 'protocol', 'sourcePort', 'iif', 'fromNode'];
 
@@ -16,7 +16,7 @@ function port(r: Reporter, path: (string | number)[], v: unknown): number | null
   return v;
 }
 
-function packetAt(r: Reporter, i: number, v: unknown): TracePacket | null {
+function packetAt(r: Reporter, i: number, v: unknown, family: unknown): TracePacket | null {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
     r.report([i], 'must be an object with sourceIP, destIP, destPort and optionally protocol');
     return null;
@@ -40,6 +40,11 @@ function packetAt(r: Reporter, i: number, v: unknown): TracePacket | null {
   const dst = ip('destIP');
   if (src && dst && src.family !== dst.family) {
     r.report([i, 'destIP'], `is an IPv${dst.family} address but sourceIP is IPv${src.family}`);
+    ok = false;
+  }
+  const mismatch = dst ? familyMismatch(family, dst) : undefined;
+  if (mismatch) {
+    r.report([i, 'destIP'], mismatch);
     ok = false;
   }
   const dport = o.destPort === undefined ? (r.report([i, 'destPort'], 'required field is missing'), null) : port(r, [i, 'destPort'], o.destPort);
@@ -75,8 +80,8 @@ function packetAt(r: Reporter, i: number, v: unknown): TracePacket | null {
   };
 }
 
-/** Parses and checks the packets file; throws UserInputError with every problem. */
-export function parsePacketsFile(f: InputFile): TracePacket[] {
+/** Parses and checks the packets file (each packet of the --family given, if any); throws UserInputError with every problem. */
+export function parsePacketsFile(f: InputFile, family?: unknown): TracePacket[] {
   const diags: Diagnostic[] = [];
   const lines = new (yaml().LineCounter)();
   const doc = yaml().parseDocument(f.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
@@ -94,7 +99,7 @@ export function parsePacketsFile(f: InputFile): TracePacket[] {
     r.report([], 'must be a non-empty array of packets: [{"sourceIP": ..., "destIP": ..., "destPort": ..., "protocol": ...}]');
     throw new UserInputError(diags);
   }
-  const packets = value.map((v, i) => packetAt(r, i, v));
+  const packets = value.map((v, i) => packetAt(r, i, v, family));
   if (diags.length > 0) throw new UserInputError(diags);
   return packets as TracePacket[];
 }

@@ -52,6 +52,16 @@ export function golden(rel: string, actual: string): string {
   return fs.readFileSync(file, 'utf8');
 }
 
+/** Golden standard error: a missing file means no diagnostics (UPDATE_GOLDEN=1 removes a stale one). */
+export function goldenStderr(rel: string, actual: string): string {
+  if (actual === '' && !fs.existsSync(path.join(GOLDEN, rel))) return '';
+  if (UPDATE && actual === '') {
+    fs.rmSync(path.join(GOLDEN, rel), { force: true });
+    return '';
+  }
+  return golden(rel, actual);
+}
+
 /** Deterministic shuffle (xorshift) of every object of a snapshot, Lists flattened. */
 export function shuffledSnapshot(text: string, seed: number): string {
   const objects: unknown[] = [];

@@ -5,7 +5,8 @@
 // when internalTrafficPolicy is Local); NodePort, external-IP and load-balancer traffic by
 // the external endpoints (local ones when externalTrafficPolicy is Local), except that local
 // Pods reach all cluster endpoints; an empty set rejects (packet-in to the controller). Our
-// extension: a source outside loadBalancerSourceRanges is dropped at a load-balancer IP.
+// extensions: a source outside loadBalancerSourceRanges is dropped at a load-balancer IP; a
+// ClusterIP's unused port is rejected and an unallocated ServiceCIDR address dropped.
 import { categorizeEndpoints, externallyAccessible } from '../../src/model/categorize.js';
 import { allowedSources } from '../../src/model/firewall.js';
 import { servicePortKey, type Endpoint, type FamilyModel, type Protocol, type ServicePort } from '../../src/model/types.js';
@@ -61,6 +62,18 @@ function outsideSource(m: FamilyModel): IP {
   throw new Error('no outside source address available for this snapshot');
 }
 
+/** An address of the first ServiceCIDR that no Service and no node has, if there is one. */
+function unallocatedServiceAddress(m: FamilyModel): IP | undefined {
+  const taken = modelAddresses(m);
+  for (const c of m.serviceCIDRs) {
+    for (const last of [250, 200, 150, 99]) {
+      const ip = withLastByte(c, last);
+      if (cidrContains(c, ip) && !taken.some((t) => ipEquals(t, ip))) return ip;
+    }
+  }
+  return undefined;
+}
+
 export function probesFor(m: FamilyModel): Probe[] {
   const outside = outsideSource(m);
   const pod = m.podCIDRs[0] ? withLastByte(m.podCIDRs[0], 99) : undefined;
@@ -97,15 +110,18 @@ export function probesFor(m: FamilyModel): Probe[] {
     for (const ip of sp.loadBalancerVIPs) for (const src of [...sources, ...inRange]) add(sp, 'loadBalancerIP', ip, sp.port, src, external(src, firewall));
   }
 
-  // Ports no Service uses and addresses no Service has pass through unchanged.
+  // kube-proxy's cluster-ips-check: a ClusterIP's unused port is rejected, another address
+  // of a ServiceCIDR dropped; addresses outside every ServiceCIDR that no Service has pass.
   const first = m.servicePorts[0];
   if (first) {
     const used = new Set(m.servicePorts.filter((sp) => ipEquals(sp.clusterIP, first.clusterIP) && sp.id.protocol === first.id.protocol).map((sp) => sp.port));
     let port = first.port + 1;
     while (used.has(port)) port++;
-    add(first, 'unused port of ClusterIP', first.clusterIP, port, outside, { kind: 'pass' });
+    add(first, 'unused port of ClusterIP', first.clusterIP, port, outside, { kind: 'controller' });
     const stranger = outsideSource({ ...m, nodeIPs: [...m.nodeIPs, outside] });
     add(first, 'no Service at', stranger, first.port, outside, { kind: 'pass' });
+    const unallocated = unallocatedServiceAddress(m);
+    if (unallocated) add(first, 'unallocated ServiceCIDR address', unallocated, first.port, outside, { kind: 'drop' });
   }
 
   // One address and port has one owner: the first Service port in the model's order.

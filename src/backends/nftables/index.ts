@@ -1,10 +1,11 @@
 // The nftables backend: one table per IP family, as kube-proxy's nftables proxier
 // programs it.
-import type { Diagnostic } from '../../diag/diagnostic.js';
-import type { FamilyModel } from '../../model/types.js';
+import { InternalError, type Diagnostic } from '../../diag/diagnostic.js';
+import { servicePortKey, type FamilyModel } from '../../model/types.js';
 import type { Table } from '../../nft/objects.js';
 import { BaseTableBuilder, TableBuilder, keyString, type TableContents } from '../../nft/ruleset.js';
 import { TextTableBuilder, type TableText } from '../../nft/text-table.js';
+import { resolveClaims } from '../claims.js';
 import { familyContext } from './context.js';
 import { emitDispatch } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
@@ -60,6 +61,7 @@ function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnost
   emitNoEndpointHandling(b, ctx, m);
   emitFirewallCheck(b, ctx);
   emitServiceDispatch(b, ctx, m);
+  const claims = resolveClaims(m, warnings);
   for (const sp of m.servicePorts) {
     const plan = planServicePort(sp, m);
     // Chains before what refers to them (endpoints, then the chains and map elements that
@@ -68,14 +70,9 @@ function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnost
     emitEndpoints(b, ctx, plan);
     emitFirewall(b, ctx, plan);
     emitPolicyChains(b, ctx, m, plan);
-    emitDispatch(b, plan, (p, set, key) =>
-      warnings.push({
-        severity: 'warning',
-        pos: p.sp.pos,
-        kind: 'Service',
-        object: `${p.sp.id.namespace}/${p.sp.id.name}`,
-        message: `${set} element ${keyString(key)} is already taken by another Service port; this one is left out`,
-      }),
-    );
+    emitDispatch(b, plan, claims, (p, set, key) => {
+      // Every destination has one owner (claims.ts), and one owner asks for one verdict.
+      throw new InternalError(`${set} element ${keyString(key)} of ${servicePortKey(p.sp.id)} clashes with an element already there`);
+    });
   }
 }

@@ -1,8 +1,8 @@
 // The ovs backend: one ovs-ofctl bundle for every IP family of the model, in the shape of
 // Antrea v1.12's Service pipeline (see docs/ovs-backend.md).
-import type { Diagnostic } from '../../diag/diagnostic.js';
+import { InternalError, type Diagnostic } from '../../diag/diagnostic.js';
 import { compareIP, isLoopback, type IP } from '../../net/ip.js';
-import type { FamilyModel, ServicePort } from '../../model/types.js';
+import { servicePortKey, type FamilyModel, type ServicePort } from '../../model/types.js';
 import { ByteChunks, type ChunkWriter } from '../../io/byte-chunks.js';
 import { Bundle, type BundleFlow, type BundleForm, type FlowConflict } from './bundle.js';
 import { endpointFlows, serviceGroup } from './endpoints.js';
@@ -11,6 +11,8 @@ import { matchText, type Group } from './openflow.js';
 import { ovsFamily } from './pipeline.js';
 import { MAX_AFFINITY_TIMEOUT, planFamily } from './plan.js';
 import { serviceFlows } from './service.js';
+import { serviceRangeFlows } from './service-range.js';
+import { resolveClaims } from '../claims.js';
 
 type Owner = ServicePort | undefined;
 
@@ -25,17 +27,10 @@ export function nodePortAddresses(m: FamilyModel): IP[] {
   return [...ips].sort(compareIP);
 }
 
-function conflictWarning(c: FlowConflict<Owner>): Diagnostic | undefined {
-  const sp = c.droppedOwner;
-  if (!sp) return undefined;
-  const by = c.keptOwner ? `Service ${serviceName(c.keptOwner)}` : 'the fixed pipeline';
-  return {
-    severity: 'warning',
-    pos: sp.pos,
-    kind: 'Service',
-    object: serviceName(sp),
-    message: `table ${c.dropped.table} flow ${matchText(c.dropped)} is already taken by ${by}; this one is left out`,
-  };
+/** Every destination has one owner (claims.ts): two flows at one place are a bug of ours. */
+function conflictError(c: FlowConflict<Owner>): InternalError {
+  const who = (o: Owner) => (o ? servicePortKey(o.id) : 'the fixed pipeline');
+  return new InternalError(`table ${c.dropped.table} flow ${matchText(c.dropped)} of ${who(c.droppedOwner)} clashes with the flow of ${who(c.keptOwner)}`);
 }
 
 function affinityWarning(sp: ServicePort): Diagnostic {
@@ -72,18 +67,19 @@ export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]
 
 function buildBundle(families: FamilyModel[], warnings: Diagnostic[], form: BundleForm): Bundle<Owner> {
   const bundle = new Bundle<Owner>((c) => {
-    const w = conflictWarning(c);
-    if (w) warnings.push(w);
+    throw conflictError(c);
   }, form);
   for (const flow of fixedFlows(families.map((m) => ovsFamily(m.family)))) bundle.addFlow(flow, undefined);
   const capped = new Map<string, ServicePort>();
   for (const m of families) {
     const f = ovsFamily(m.family);
     for (const flow of nodePortMarkFlows(f, nodePortAddresses(m))) bundle.addFlow(flow, undefined);
+    for (const flow of serviceRangeFlows(m, f)) bundle.addFlow(flow, undefined);
+    const claims = resolveClaims(m, warnings);
     for (const plan of planFamily(m)) {
       const affinity = plan.affinityTimeout !== undefined;
       for (const g of plan.groups) bundle.addGroup(serviceGroup(g, f, affinity));
-      for (const flow of [...serviceFlows(plan, f, m.podCIDRs), ...endpointFlows(plan, f)]) bundle.addFlow(flow, plan.sp);
+      for (const flow of [...serviceFlows(plan, f, m.podCIDRs, claims), ...endpointFlows(plan, f)]) bundle.addFlow(flow, plan.sp);
       if ((plan.sp.affinityTimeout ?? 0) > MAX_AFFINITY_TIMEOUT) capped.set(serviceName(plan.sp), plan.sp);
     }
   }

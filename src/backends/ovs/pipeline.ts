@@ -29,6 +29,9 @@ export const PRIORITY = {
   /** Our extension: below the allowed-source load-balancing flows, above nothing they overlap. */
   sourceRangeDrop: 195,
   low: 190,
+  /** Our extension (kube-proxy's cluster-ips-check), below every load-balancing flow of table 15. */
+  clusterIPReject: 180,
+  serviceCIDRDrop: 170,
   miss: 0,
 } as const;
 

@@ -3,6 +3,7 @@
 // Pods, the affinity learn flows, and our source-range extension for load-balancer IPs.
 import { cidrContains, hostCIDR, type CIDR, type IP } from '../../net/ip.js';
 import type { AllowedSource } from '../../model/firewall.js';
+import type { Claims } from '../claims.js';
 import { DROP, addr, groupAction, tpDst, type Flow, type LearnLoad, type MatchField } from './openflow.js';
 import {
   EP_SELECTED,
@@ -50,15 +51,17 @@ function intersect(a: CIDR, b: CIDR): CIDR | undefined {
   return undefined;
 }
 
-function entries(p: ServicePortPlan, f: OvsFamily): Entry[] {
+/** The destinations the Service port owns (claims.ts), each with the group that serves it. */
+function entries(p: ServicePortPlan, claims: Claims): Entry[] {
   const sp = p.sp;
-  const out: Entry[] = [{ dst: sp.clusterIP, port: sp.port, nodePort: false, external: false, group: p.internal }];
+  const out: Entry[] = [];
+  if (claims.owns(sp, 'ClusterIP', sp.clusterIP)) out.push({ dst: sp.clusterIP, port: sp.port, nodePort: false, external: false, group: p.internal });
   if (!p.external) return out;
   const ext = { port: sp.port, nodePort: false, external: true, group: p.external };
-  if (sp.nodePort !== 0) out.push({ ...ext, port: sp.nodePort, nodePort: true });
-  for (const ip of sp.externalIPs) out.push({ ...ext, dst: ip });
+  if (sp.nodePort !== 0 && claims.owns(sp, 'NodePort')) out.push({ ...ext, port: sp.nodePort, nodePort: true });
+  for (const ip of sp.externalIPs) if (claims.owns(sp, 'external IP', ip)) out.push({ ...ext, dst: ip });
   const sources = p.allowedSources?.map(sourceCIDR);
-  for (const ip of sp.loadBalancerVIPs) out.push({ ...ext, dst: ip, sources });
+  for (const ip of sp.loadBalancerVIPs) if (claims.owns(sp, 'load-balancer IP', ip)) out.push({ ...ext, dst: ip, sources });
   return out;
 }
 
@@ -141,6 +144,6 @@ function entryFlows(p: ServicePortPlan, f: OvsFamily, e: Entry, podCIDRs: CIDR[]
   return flows;
 }
 
-export function serviceFlows(p: ServicePortPlan, f: OvsFamily, podCIDRs: CIDR[]): Flow[] {
-  return entries(p, f).flatMap((e) => entryFlows(p, f, e, podCIDRs));
+export function serviceFlows(p: ServicePortPlan, f: OvsFamily, podCIDRs: CIDR[], claims: Claims): Flow[] {
+  return entries(p, claims).flatMap((e) => entryFlows(p, f, e, podCIDRs));
 }

@@ -14,6 +14,7 @@ import {
   EXTERNAL_ADDRESS,
   NODEPORT_ADDRESS,
   NO_ENDPOINT,
+  PRIORITY,
   SERVICE_PACKET,
   TABLE,
 } from '../../backends/ovs/pipeline.js';
@@ -136,7 +137,7 @@ function actionWords(a: Action, groups: Map<number, Group>): string {
       return `${parts.join(', ')}, resume at table ${a.table}`;
     }
     case 'controller':
-      return 'packet-in to the controller: the Service has no endpoint, the agent rejects';
+      return 'packet-in to the controller: no endpoint for this packet, the agent rejects';
     case 'learn':
       return `learn: this client's next connections keep this endpoint for ${a.learn.hardTimeout} s (table ${a.learn.table})`;
     default:
@@ -170,9 +171,22 @@ function serviceWords(f: Flow, sp: ServicePort): string | undefined {
   return `${what} ${sp.id.protocol.toLowerCase()} ${port.port}${from} of ${servicePortKey(sp.id)}`;
 }
 
+/** The ClusterIP checks of table 15 (kube-proxy's cluster-ips-check), or undefined for another flow. */
+function serviceRangeWords(f: Flow): string | undefined {
+  const dst = f.match.find((m) => m.t === 'addr');
+  if (f.table !== TABLE.serviceLB || dst?.t !== 'addr') return undefined;
+  if (f.priority === PRIORITY.clusterIPReject) return `${formatIP(dst.net.addr)} is a ClusterIP, but no Service port there serves this protocol and port → reject: set no endpoint, goto table ${TABLE.endpointDNAT}`;
+  if (f.priority === PRIORITY.serviceCIDRDrop) return `${formatCIDR(dst.net)} is a ServiceCIDR, and no Service has this address and port → drop`;
+  return undefined;
+}
+
 /** What a flow matched and did, in words. */
 export function flowWords(f: Flow, owner: ServicePort | undefined, groups: Map<number, Group>): string {
   const did = f.actions.filter((a) => !(owner && f.table === TABLE.serviceLB && a.t === 'set-field')).map((a) => actionWords(a, groups));
+  if (!owner) {
+    const range = serviceRangeWords(f);
+    if (range) return range;
+  }
   const svc = owner ? serviceWords(f, owner) : undefined;
   if (svc) {
     const learning = f.match.some((m) => m.t === 'reg' && m.reg === 'reg4' && m.mask !== undefined && (m.value & EP_STATE_MASK) === EP_TO_LEARN);
