@@ -1,7 +1,9 @@
 // The command line: the program and its commands, declared here. Each command's action
-// turns its flags into typed options (options.ts), loads the module that does its work
-// (only then: loading every command's modules would cost some 30 ms of every start), and
+// turns its flags into typed options (options.ts), runs the module that does its work, and
 // gets back the exit code: 0 ok, 1 diff found changes, 2 bad input or usage, 70 our bug.
+// diff and trace load their modules only when they run (loading them on every start would
+// cost some 30 ms). compile's are loaded at once: nearly every run needs them, and loaded
+// later they would be three more files of the bundle to read on each compile.
 import { Command, CommanderError } from 'commander';
 import { InternalError, UsageError, UserInputError } from '../diag/diagnostic.js';
 import { EXIT_BUG, EXIT_OK, EXIT_USER, printDiagnostics, processIo, type ExitCode, type Io } from './io.js';
@@ -18,6 +20,7 @@ import {
   type DiffFlags,
   type TraceFlags,
 } from './options.js';
+import { runCompile } from './compile-run.js';
 import { packageVersion } from './version.js';
 
 type DiffRun = (io: Io, files: string[], o: DiffCommandOptions) => Promise<ExitCode>;
@@ -58,7 +61,7 @@ function buildProgram(io: Io, done: (code: ExitCode) => void): Command {
     )
     .action(async (files: string[], flags: CompileFlags) => {
       const opts = compileCommandOptionsFrom(flags);
-      done(await (await import('./compile-run.js')).runCompile(io, files, opts));
+      done(await runCompile(io, files, opts));
     });
 
   addDiffOptions(program.command('diff').description('print the smallest nft transaction from the live ruleset to the compiled one'))
