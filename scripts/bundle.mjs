@@ -3,7 +3,7 @@
 // Node 20 loads each ES module of its own (resolving, reading, linking): the sixty-odd
 // modules of a compile cost some 40 ms of every run, more than a small snapshot's whole
 // compile. So:
-// - the lazily loaded commands (each command's run module, the ovs backend) stay chunks of
+// - the lazily loaded modules (diff's and trace's run modules, the ovs backend) stay chunks of
 //   their own, loaded when they run;
 // - a file the code starts by its URL (`new URL('./x.js', import.meta.url)`: the diff's
 //   listing worker) is an entry of its own, next to the chunks, where that URL points;
