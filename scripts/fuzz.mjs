@@ -11,7 +11,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { run } from '../dist/cli/main.js';
-import '../dist/cli/commands.js';
 import { clusterArb, formatArb } from './fuzz/cluster.mjs';
 import { mutate, mutationArb } from './fuzz/mutate.mjs';
 import { judge } from './fuzz/snapshot.mjs';
@@ -31,7 +30,7 @@ async function compile(text, backend = 'nftables') {
   let stdout = '';
   let stderr = '';
   try {
-    const code = await run(['compile', '-', '--backend', backend], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => text });
+    const code = await run(['compile', '-', '--backend', backend], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => Buffer.from(text) });
     return { code, stdout, stderr };
   } catch (e) {
     return { code: -1, stdout, stderr, threw: String(e?.stack ?? e) };

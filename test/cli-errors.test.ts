@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandRegistry } from '../src/cli/registry.js';
+import { run } from '../src/cli/main.js';
 import { FIXTURES } from './helpers/fixtures.js';
 import { kproxc, kproxcProcess, ROOT } from './helpers/kproxc.js';
 
@@ -156,17 +156,20 @@ ${slice('a')}${slice('b')}`;
 });
 
 describe('internal errors (our bugs)', () => {
-  const saved = commandRegistry.compileOvs;
-  afterEach(() => {
-    commandRegistry.compileOvs = saved;
-  });
+  /** The CLI in-process, with a command `boom` that fails as a bug would. */
+  const boom = async (fail: () => void, args: string[] = []) => {
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (s: string) => void (stdout += s), stderr: (s: string) => void (stderr += s), readStdin: () => Buffer.alloc(0) };
+    const code = await run(['boom', ...args], io, (program) => program.command('boom').option('--debug').action(fail));
+    return { code, stdout, stderr };
+  };
 
   it('print one line asking for a report and exit 70', async () => {
-    commandRegistry.compileOvs = () => {
+    const r = await boom(() => {
       (null as unknown as { x: number }).x;
       throw new Error('unreachable');
-    };
-    const r = await kproxc(['compile', GOOD, '--backend', 'ovs']);
+    });
     expect(r.code).toBe(70);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^kproxc: internal error \(a bug in kproxc; please report it with the input that caused it\): TypeError: .*\n$/);
@@ -174,10 +177,9 @@ describe('internal errors (our bugs)', () => {
   });
 
   it('--debug shows the stack trace', async () => {
-    commandRegistry.compileOvs = () => {
+    const r = await boom(() => {
       throw new RangeError('deep\ninside');
-    };
-    const r = await kproxc(['compile', GOOD, '--backend', 'ovs', '--debug']);
+    }, ['--debug']);
     expect(r.code).toBe(70);
     expect(r.stderr).toMatch(/^RangeError: deep\ninside\n\s+at /);
     expect(r.stderr).toMatch(/\nkproxc: internal error \(a bug in kproxc; please report it with the input that caused it\): RangeError: deep inside\n$/);
@@ -186,9 +188,8 @@ describe('internal errors (our bugs)', () => {
   // The real entry point, with a command that fails (bin.ts is what users run).
   const withFailingCommand = (how: string, args: string[]) => {
     const script = `
-      const { commandRegistry } = await import('./dist/cli/registry.js');
-      commandRegistry.extraCommands.push((program) => program.command('boom').option('--debug').action(() => { ${how} }));
-      await import('./dist/cli/bin.js');`;
+      const { runProcess } = await import('./dist/cli/process.js');
+      runProcess(process.argv.slice(2), (program) => program.command('boom').option('--debug').action(() => { ${how} }));`;
     return spawnSync(process.execPath, ['--input-type=module', '-e', script, 'argv0', 'boom', ...args], { cwd: ROOT, encoding: 'utf8' });
   };
 

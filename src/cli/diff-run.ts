@@ -1,6 +1,6 @@
-// The work of `kproxc diff` (diff-command.ts reads its options): the nft transaction that
-// turns the live tables (as `nft -j list ruleset` prints them) into what `compile` would load.
-import { UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
+// The work of `kproxc diff`: the nft transaction that turns the live tables (as
+// `nft -j list ruleset` prints them) into what `compile` would load.
+import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
 import { compilePrintedTables, failOnWarnings, loadModel } from '../compile.js';
 import { fileChunks } from '../input/chunks.js';
 import { diffLive } from '../nft/diff.js';
@@ -10,19 +10,19 @@ import { readCompactText, startCompactRead, type PendingRead } from '../nft/live
 import { contentsView, type LiveTableView } from '../nft/live-view.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { transactionText } from '../nft/text.js';
-import { compileOptionsFrom, emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, type Io } from './main.js';
+import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
+import type { DiffCommandOptions } from './options.js';
 import { writeAtomically } from './output.js';
-import { commandRegistry } from './registry.js';
 
 /**
  * The compiled tables, as `compile` builds them (warnings, and --strict, alike): each rule
  * kept as its text, which is what the diff compares and prints.
  */
-function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { tables: TableContents[]; warnings: Diagnostic[] } {
-  const strict = o.strict === true;
-  const model = loadModel(loadInputs(io, files), compileOptionsFrom(o), strict);
+function desiredTables(io: Io, files: string[], o: DiffCommandOptions): { tables: TableContents[]; warnings: Diagnostic[] } {
+  const strict = o.strict;
+  const model = loadModel(loadInputs(io, files), o.compile, strict);
   const warnings = [...model.warnings];
-  const tables = compilePrintedTables(model, o.table as string, warnings);
+  const tables = compilePrintedTables(model, o.tableName, warnings);
   failOnWarnings(strict, warnings);
   return { tables, warnings };
 }
@@ -35,7 +35,7 @@ function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { t
  */
 async function liveTables(io: Io, live: string, pending: PendingRead | null, tables: TableContents[], tableName: string): Promise<LiveTableView[]> {
   const families = tables.map((t) => t.table.family);
-  const stdin = live === '-' ? io.readStdin() : '';
+  const stdin = live === '-' ? stdinText(io) : '';
   const read = pending ? await pending.result() : readCompactText(stdin, tableName);
   const relevant = read.problemsIn.some((p) => p === 'any' || families.includes(p));
   if (read.readable && !relevant) return read.tables.filter((t) => families.includes(t.table.family)).map(compactView);
@@ -52,12 +52,11 @@ async function liveTables(io: Io, live: string, pending: PendingRead | null, tab
   }
 }
 
-/** `kproxc diff`, once its options are read. */
-export async function runDiff(io: Io, files: string[], o: Record<string, unknown>): Promise<void> {
-  const live = o.live as string;
-  if (live === '-' && files.includes('-')) throw new UsageError('--live - and a snapshot from standard input cannot both read standard input');
+/** `kproxc diff --backend nftables`. */
+export async function runDiff(io: Io, files: string[], o: DiffCommandOptions): Promise<ExitCode> {
+  const live = o.live;
   // A listing file is read (on a second thread, when large) while the snapshot compiles.
-  const pending = live === '-' ? null : startCompactRead(live, o.table as string);
+  const pending = live === '-' ? null : startCompactRead(live, o.tableName);
   let desired: ReturnType<typeof desiredTables>;
   try {
     desired = desiredTables(io, files, o);
@@ -66,10 +65,10 @@ export async function runDiff(io: Io, files: string[], o: Record<string, unknown
     throw e;
   }
   const { tables, warnings } = desired;
-  const liveViews = await liveTables(io, live, pending, tables, o.table as string);
+  const liveViews = await liveTables(io, live, pending, tables, o.tableName);
   const { now, later } = diffLive(tables, liveViews, { twoPhase: o.twoPhase !== undefined });
   printDiagnostics(io, warnings);
-  emit(io, o.output as string | undefined, transactionText(now));
-  if (o.twoPhase !== undefined) writeAtomically(o.twoPhase as string, transactionText(later));
-  if (o.exitCode === true) commandRegistry.lastExitCode = now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
+  emit(io, o.output, transactionText(now));
+  if (o.twoPhase !== undefined) writeAtomically(o.twoPhase, transactionText(later));
+  return o.exitCode && now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }

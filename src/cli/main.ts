@@ -1,158 +1,119 @@
-// Command-line wiring: flags to typed options, inputs read, output written atomically,
-// diagnostics printed, results mapped to exit codes (0 ok, 1 diff found changes, 2 bad
-// input or usage, 70 our own bug).
-import * as fs from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
-import { formatDiagnostic, InternalError, sortDiagnostics, UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
-import { readInputs, type InputFile } from '../input/source.js';
-import type { CompileOptions } from '../model/options.js';
-import { writeAtomically } from './output.js';
-import { compileNftables, type Output } from '../compile.js';
-import { commandRegistry } from './registry.js';
+// The command line: the program and its commands, declared here. Each command's action
+// turns its flags into typed options (options.ts), runs the module that does its work, and
+// gets back the exit code: 0 ok, 1 diff found changes, 2 bad input or usage, 70 our bug.
+// diff and trace load their modules only when they run (loading them on every start would
+// cost some 30 ms). compile's are loaded at once: nearly every run needs them, and loaded
+// later they would be three more files of the bundle to read on each compile.
+import { Command, CommanderError } from 'commander';
+import { InternalError, UsageError, UserInputError } from '../diag/diagnostic.js';
+import { EXIT_BUG, EXIT_OK, EXIT_USER, printDiagnostics, processIo, type ExitCode, type Io } from './io.js';
+import {
+  addCompileOptions,
+  addDiffOptions,
+  addTraceOptions,
+  compileCommandOptionsFrom,
+  diffOptionsFrom,
+  traceOptionsFrom,
+  type CompileFlags,
+  type DiffBackendName,
+  type DiffCommandOptions,
+  type DiffFlags,
+  type TraceFlags,
+} from './options.js';
+import { runCompile } from './compile-run.js';
+import { packageVersion } from './version.js';
 
-export const EXIT_OK = 0;
-export const EXIT_CHANGES = 1;
-export const EXIT_USER = 2;
-export const EXIT_BUG = 70;
+type DiffRun = (io: Io, files: string[], o: DiffCommandOptions) => Promise<ExitCode>;
 
-export interface Io {
-  stdout: (s: string) => void;
-  /** Bytes to standard output (used before the call returns); without it they go through stdout as text. */
-  stdoutBytes?: (b: Uint8Array) => void;
-  stderr: (s: string) => void;
-  readStdin: () => string;
-}
-
-const processIo: Io = {
-  stdout: (s) => process.stdout.write(s),
-  // A copy: the writer uses its buffer again once this returns.
-  stdoutBytes: (b) => process.stdout.write(Buffer.from(b)),
-  stderr: (s) => process.stderr.write(s),
-  readStdin: () => fs.readFileSync(0, 'utf8'),
+/** The run function of each backend `diff` compares with (the names are options.ts's DIFF_BACKENDS). */
+const DIFF_RUNS: Record<DiffBackendName, () => Promise<DiffRun>> = {
+  nftables: async () => (await import('./diff-run.js')).runDiff,
 };
 
-/** Diagnostics on standard error, sorted, one per line. */
-export function printDiagnostics(io: Io, ds: Diagnostic[]): void {
-  for (const d of sortDiagnostics(ds)) io.stderr(formatDiagnostic(d) + '\n');
+/** Help text after the options: a few commands to copy. */
+function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}\n`).join('')}`;
 }
 
-export function loadInputs(io: Io, args: string[]): InputFile[] {
-  const { files, diagnostics } = readInputs(args, io.readStdin);
-  if (diagnostics.length) throw new UserInputError(diagnostics);
-  return files;
-}
-
-function collect(v: string, prev: string[] = []): string[] {
-  return [...prev, v];
-}
-
-function intArg(flag: string, min: number, max: number) {
-  return (v: string): number => {
-    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`${flag}: must be a whole number from ${min} to ${max}`);
-    return Number(v);
-  };
-}
-
-function boolArg(flag: string) {
-  return (v: string): boolean => {
-    if (v !== 'true' && v !== 'false') throw new UsageError(`${flag}: must be true or false`);
-    return v === 'true';
-  };
-}
-
-/** The options every command that compiles a snapshot takes. */
-export function addSnapshotOptions(cmd: Command): Command {
-  return cmd
-    .argument('<files...>', 'snapshot files or directories, or - for standard input')
-    .option('--node <name>', 'the node to compile for')
-    .option('--node-ip <ip>', 'an IP of the node (repeatable)', collect)
-    .option('--cluster-cidr <cidrs>', 'override clusterCIDR (comma-separated, one per family)')
-    .option('--detect-local-mode <mode>', 'override detectLocalMode')
-    .option('--node-port-addresses <cidrs>', 'override nodePortAddresses (comma-separated CIDRs, or primary)', collect)
-    .option('--masquerade-all [bool]', 'override masqueradeAll', boolArg('--masquerade-all'))
-    .option('--masquerade-bit <n>', 'override masqueradeBit', intArg('--masquerade-bit', 0, 31))
-    .option('--table <name>', 'nftables table name', 'kube-proxy')
-    .addOption(new Option('--family <family>', 'compile one IP family only').choices(['ipv4', 'ipv6']))
-    .option('--strict', 'treat warnings as errors')
-    .option('--debug', 'show stack traces of internal errors');
-}
-
-export function compileOptionsFrom(o: Record<string, unknown>): CompileOptions {
-  if (o.table !== undefined && !/^[A-Za-z_.][A-Za-z0-9_.-]{0,255}$/.test(String(o.table))) {
-    throw new UsageError('--table: must be an nft name: letters, digits, "_", "." and "-", not starting with a digit or "-"');
-  }
-  return {
-    node: o.node as string | undefined,
-    nodeIPs: o.nodeIp as string[] | undefined,
-    clusterCIDR: o.clusterCidr as string | undefined,
-    detectLocalMode: o.detectLocalMode as string | undefined,
-    nodePortAddresses: o.nodePortAddresses as string[] | undefined,
-    masqueradeAll: o.masqueradeAll === undefined ? undefined : o.masqueradeAll === true,
-    masqueradeBit: o.masqueradeBit as number | undefined,
-    family: o.family === 'ipv4' ? 4 : o.family === 'ipv6' ? 6 : undefined,
-  };
-}
-
-/** Writes the result to -o FILE atomically, or to standard output. */
-export function emit(io: Io, out: string | undefined, data: Output): void {
-  if (out) writeAtomically(out, data);
-  else if (typeof data === 'string') io.stdout(data);
-  else if (io.stdoutBytes) data(io.stdoutBytes);
-  // Chunks end at line ends, so each one is whole UTF-8 text.
-  else data((chunk) => io.stdout(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8')));
-}
-
-function buildProgram(io: Io): Command {
+function buildProgram(io: Io, done: (code: ExitCode) => void): Command {
   const program = new Command('kproxc')
     .description('Kubernetes Service proxy rule compiler')
+    .version(packageVersion(), '-V, --version', 'print the version of kproxc')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .addHelpText(
+      'after',
+      examples(
+        'kproxc compile cluster.yaml --node worker-1 | nft -f -',
+        'kproxc diff cluster.yaml --node worker-1 --live <(nft -j list ruleset) | nft -f -',
+        'kproxc trace cluster.yaml --src 10.244.1.3 --dst 10.96.0.10 --dport 53 --proto udp',
+      ),
+    );
 
-  addSnapshotOptions(
+  addCompileOptions(program.command('compile').description('print the complete ruleset for one node'))
+    .addHelpText(
+      'after',
+      examples(
+        'kproxc compile cluster.yaml kube-proxy-config.yaml --node worker-1 | nft -f -',
+        'kubectl get services,endpointslices,nodes,servicecidrs -A -o yaml | kproxc compile - --node worker-1 -o ruleset.nft',
+        'kproxc compile cluster.yaml --node worker-1 --backend ovs > flows.txt && ovs-ofctl -O OpenFlow15 bundle br-int flows.txt',
+      ),
+    )
+    .action(async (files: string[], flags: CompileFlags) => {
+      const opts = compileCommandOptionsFrom(flags);
+      done(await runCompile(io, files, opts));
+    });
+
+  addDiffOptions(program.command('diff').description('print the smallest nft transaction from the live ruleset to the compiled one'))
+    .addHelpText(
+      'after',
+      examples(
+        'kproxc diff cluster.yaml --node worker-1 --live <(nft -j list ruleset) | nft -f -',
+        'nft -j list ruleset > live.json && kproxc diff cluster.yaml --node worker-1 --live live.json --exit-code -o changes.nft',
+      ),
+    )
+    .action(async (files: string[], flags: DiffFlags) => {
+      const opts = diffOptionsFrom(files, flags);
+      done(await (await DIFF_RUNS[opts.backend]())(io, files, opts));
+    });
+
+  addTraceOptions(
     program
-      .command('compile')
-      .description('print the complete ruleset for one node')
-      .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
-      .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']))
-      .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
-  ).action(async (files: string[], o: Record<string, unknown>) => {
-    const inputs = loadInputs(io, files);
-    const opts = compileOptionsFrom(o);
-    let result: { output: Output; warnings: Diagnostic[] };
-    if (o.backend === 'ovs') {
-      if (o.format !== undefined) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
-      const ovs = commandRegistry.compileOvs;
-      if (!ovs) throw new UsageError('--backend ovs is not available in this build');
-      result = await ovs(inputs, { ...opts, strict: o.strict === true });
-    } else {
-      result = compileNftables(inputs, {
-        ...opts,
-        tableName: o.table as string,
-        format: (o.format as 'text' | 'json' | undefined) ?? 'text',
-        strict: o.strict === true,
-      });
-    }
-    printDiagnostics(io, result.warnings);
-    emit(io, o.output as string | undefined, result.output);
-  });
+      .command('trace')
+      .description('walk the compiled rules for a packet arriving at the node (or sent by it, --from-node), and print where it goes'),
+  )
+    .addHelpText(
+      'after',
+      examples(
+        'kproxc trace cluster.yaml --src 203.0.113.7 --dst 198.51.100.20 --dport 443',
+        'kproxc trace cluster.yaml --src 10.244.1.3 --dst 10.96.0.10 --dport 53 --proto udp --json',
+        'kproxc trace cluster.yaml --packets packets.json --backend ovs',
+      ),
+    )
+    .action(async (files: string[], flags: TraceFlags) => {
+      const opts = traceOptionsFrom(flags);
+      done(await (await import('./trace-run.js')).runTrace(io, files, opts));
+    });
 
-  for (const register of commandRegistry.extraCommands) register(program, io);
   return program;
 }
 
-/** Runs the CLI; returns the exit code. Never throws. */
-export async function run(argv: string[], io: Io = processIo): Promise<number> {
+/**
+ * Runs the CLI; returns the exit code. Never throws. `extend` adds commands to the program
+ * (tests use it for a command that fails as a bug would).
+ */
+export async function run(argv: string[], io: Io = processIo, extend?: (program: Command, io: Io) => void): Promise<ExitCode> {
   const debug = argv.includes('--debug');
-  let code = EXIT_OK;
+  let code: ExitCode = EXIT_OK;
   try {
-    const program = buildProgram(io);
-    program.exitOverride();
+    const program = buildProgram(io, (c) => {
+      code = c;
+    });
+    extend?.(program, io);
     await program.parseAsync(argv, { from: 'user' });
-    code = commandRegistry.lastExitCode ?? EXIT_OK;
   } catch (e) {
     code = handleError(io, e, debug);
   }
-  commandRegistry.lastExitCode = undefined;
   return code;
 }
 
@@ -168,7 +129,7 @@ export function internalErrorText(e: unknown, debug: boolean): string {
   return `${stack}kproxc: internal error (a bug in kproxc; please report it with the input that caused it): ${line}\n`;
 }
 
-function handleError(io: Io, e: unknown, debug: boolean): number {
+function handleError(io: Io, e: unknown, debug: boolean): ExitCode {
   if (e instanceof UserInputError) {
     printDiagnostics(io, e.diagnostics);
     return EXIT_USER;

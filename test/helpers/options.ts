@@ -1,6 +1,6 @@
 // Fixture `# kproxc-args:` to CompileOptions, through the CLI's own option parser.
 import { Command } from 'commander';
-import { addSnapshotOptions, compileOptionsFrom } from '../../src/cli/main.js';
+import { addSnapshotOptions, compileOptionsFrom } from '../../src/cli/options.js';
 import type { CompileOptions } from '../../src/model/options.js';
 
 export function parseArgsToOptions(args: string[]): CompileOptions {

@@ -1,0 +1,258 @@
+// Flags to typed options. Each command's flags are declared here beside the interface of
+// what commander makes of them, and turned into the options its run function takes: every
+// flag checked, and a usage error (exit 2) for one that is wrong, before any work starts.
+import { Option, type Command } from 'commander';
+import { UsageError } from '../diag/diagnostic.js';
+import type { CompileOptions } from '../model/options.js';
+import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
+import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, type L4Protocol, type TracePacket } from '../trace/packet.js';
+
+function collect(v: string, prev: string[] = []): string[] {
+  return [...prev, v];
+}
+
+function intArg(flag: string, min: number, max: number) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`${flag}: must be a whole number from ${min} to ${max}`);
+    return Number(v);
+  };
+}
+
+function boolArg(flag: string) {
+  return (v: string): boolean => {
+    if (v !== 'true' && v !== 'false') throw new UsageError(`${flag}: must be true or false`);
+    return v === 'true';
+  };
+}
+
+// ---- what every command that compiles a snapshot takes
+
+/** The flags of addSnapshotOptions, as commander gives them. */
+export interface SnapshotFlags {
+  node?: string;
+  nodeIp?: string[];
+  clusterCidr?: string;
+  detectLocalMode?: string;
+  nodePortAddresses?: string[];
+  /** true for a bare `--masquerade-all`. */
+  masqueradeAll?: boolean;
+  masqueradeBit?: number;
+  table?: string;
+  family?: 'ipv4' | 'ipv6';
+  strict?: boolean;
+  debug?: boolean;
+}
+
+/** The options every command that compiles a snapshot takes. */
+export function addSnapshotOptions(cmd: Command): Command {
+  return cmd
+    .argument('<files...>', 'snapshot files or directories, or - for standard input')
+    .option('--node <name>', 'the node to compile for')
+    .option('--node-ip <ip>', 'an IP of the node (repeatable)', collect)
+    .option('--cluster-cidr <cidrs>', 'override clusterCIDR (comma-separated, one per family)')
+    .option('--detect-local-mode <mode>', 'override detectLocalMode')
+    .option('--node-port-addresses <cidrs>', 'override nodePortAddresses (comma-separated CIDRs, or primary)', collect)
+    .option('--masquerade-all [bool]', 'override masqueradeAll', boolArg('--masquerade-all'))
+    .option('--masquerade-bit <n>', 'override masqueradeBit', intArg('--masquerade-bit', 0, 31))
+    .option('--table <name>', 'nftables table name', 'kube-proxy')
+    .addOption(new Option('--family <family>', 'compile one IP family only').choices(['ipv4', 'ipv6']))
+    .option('--strict', 'treat warnings as errors')
+    .option('--debug', 'show stack traces of internal errors');
+}
+
+/** The KubeProxyConfiguration overrides the flags give. */
+export function compileOptionsFrom(o: SnapshotFlags): CompileOptions {
+  return {
+    node: o.node,
+    nodeIPs: o.nodeIp,
+    clusterCIDR: o.clusterCidr,
+    detectLocalMode: o.detectLocalMode,
+    nodePortAddresses: o.nodePortAddresses,
+    masqueradeAll: o.masqueradeAll === undefined ? undefined : o.masqueradeAll === true,
+    masqueradeBit: o.masqueradeBit,
+    family: o.family === 'ipv4' ? 4 : o.family === 'ipv6' ? 6 : undefined,
+  };
+}
+
+/** What every command that compiles a snapshot is given. */
+export interface SnapshotOptions {
+  compile: CompileOptions;
+  tableName: string;
+  /** Warnings fail the run. */
+  strict: boolean;
+}
+
+const DEFAULT_TABLE = 'kube-proxy';
+
+function snapshotOptionsFrom(o: SnapshotFlags): SnapshotOptions {
+  const tableName = o.table ?? DEFAULT_TABLE;
+  if (!/^[A-Za-z_.][A-Za-z0-9_.-]{0,255}$/.test(tableName)) {
+    throw new UsageError('--table: must be an nft name: letters, digits, "_", "." and "-", not starting with a digit or "-"');
+  }
+  return { compile: compileOptionsFrom(o), tableName, strict: o.strict === true };
+}
+
+// ---- compile
+
+export type CompileBackendName = 'nftables' | 'ovs';
+
+export interface CompileFlags extends SnapshotFlags {
+  backend: CompileBackendName;
+  format?: 'text' | 'json';
+  output?: string;
+}
+
+export function addCompileOptions(cmd: Command): Command {
+  return addSnapshotOptions(
+    cmd
+      .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
+      .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']))
+      .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
+  );
+}
+
+export interface CompileCommandOptions extends SnapshotOptions {
+  backend: CompileBackendName;
+  format: 'text' | 'json';
+  /** Written atomically; standard output when not given. */
+  output?: string;
+}
+
+export function compileCommandOptionsFrom(o: CompileFlags): CompileCommandOptions {
+  const snapshot = snapshotOptionsFrom(o);
+  if (o.backend === 'ovs' && o.format !== undefined) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
+  return { ...snapshot, backend: o.backend, format: o.format ?? 'text', output: o.output };
+}
+
+// ---- diff
+
+/**
+ * The backends `diff` can compare a live node with: the names `--backend` accepts. A new
+ * one is a name here, its flags in addDiffOptions, and its run function in main.ts.
+ */
+export const DIFF_BACKENDS = ['nftables'] as const;
+export type DiffBackendName = (typeof DIFF_BACKENDS)[number];
+
+export interface DiffFlags extends SnapshotFlags {
+  backend: DiffBackendName;
+  live: string;
+  exitCode?: boolean;
+  twoPhase?: string;
+  output?: string;
+}
+
+export function addDiffOptions(cmd: Command): Command {
+  return addSnapshotOptions(
+    cmd
+      .requiredOption('--live <file>', 'what `nft -j list ruleset` printed (a file, or - for standard input)')
+      .addOption(new Option('--backend <backend>', 'which live rules to compare with').choices(DIFF_BACKENDS).default('nftables'))
+      .option('--exit-code', 'exit 1 when the transaction is not empty, 0 when it is')
+      .option('--two-phase <file>', 'write the deletions of unused chains to FILE, to apply later (kernels before 6.2)')
+      .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
+  );
+}
+
+export interface DiffCommandOptions extends SnapshotOptions {
+  backend: DiffBackendName;
+  /** The live listing: a file, or - for standard input. */
+  live: string;
+  /** Exit 1 when there are changes. */
+  exitCode: boolean;
+  /** Where the deletions of unused chains go, to apply later; in the one transaction when not given. */
+  twoPhase?: string;
+  output?: string;
+}
+
+export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptions {
+  const snapshot = snapshotOptionsFrom(o);
+  if (o.live === '-' && files.includes('-')) throw new UsageError('--live - and a snapshot from standard input cannot both read standard input');
+  return { ...snapshot, backend: o.backend, live: o.live, exitCode: o.exitCode === true, twoPhase: o.twoPhase, output: o.output };
+}
+
+// ---- trace
+
+export type TraceBackendName = 'nftables' | 'ovs';
+
+export interface TraceFlags extends SnapshotFlags {
+  src?: string;
+  dst?: string;
+  dport?: string;
+  sport?: string;
+  proto: L4Protocol;
+  iif?: string;
+  fromNode?: boolean;
+  packets?: string;
+  backend: TraceBackendName;
+  json?: boolean;
+}
+
+export function addTraceOptions(cmd: Command): Command {
+  return addSnapshotOptions(
+    cmd
+      .option('--src <ip>', 'source address')
+      .option('--dst <ip>', 'destination address')
+      .option('--dport <port>', 'destination port')
+      .option('--sport <port>', `source port (default ${DEFAULT_SOURCE_PORT})`)
+      .addOption(new Option('--proto <protocol>', 'transport protocol').choices(['tcp', 'udp', 'sctp']).default('tcp'))
+      .option('--iif <name>', 'the interface the packet arrives on (default: a Pod interface for Pod sources, else the node network)')
+      .option('--from-node', 'trace a packet the node sends itself (output hook) instead of one arriving at it')
+      .option('--packets <file>', 'a JSON array of {sourceIP, destIP, destPort, protocol} to trace')
+      .addOption(new Option('--backend <backend>', 'which compiled rules to walk').choices(['nftables', 'ovs']).default('nftables'))
+      .option('--json', 'one JSON object per packet, one per line'),
+  );
+}
+
+export interface TraceCommandOptions extends SnapshotOptions {
+  backend: TraceBackendName;
+  /** The one packet the flags describe, or the file that lists many. */
+  packets: { packet: TracePacket } | { file: string };
+  json: boolean;
+}
+
+export function traceOptionsFrom(o: TraceFlags): TraceCommandOptions {
+  const snapshot = snapshotOptionsFrom(o);
+  return { ...snapshot, backend: o.backend, packets: packetsFrom(o), json: o.json === true };
+}
+
+function packetsFrom(o: TraceFlags): TraceCommandOptions['packets'] {
+  if (o.packets === undefined) return { packet: packetFromFlags(o) };
+  const given = (['src', 'dst', 'dport', 'sport', 'iif', 'fromNode'] as const).filter((k) => o[k] !== undefined);
+  if (given.length) throw new UsageError(`--packets cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
+  return { file: o.packets };
+}
+
+function ipFlag(flag: string, v: string): IP {
+  const ip = parseIP(v);
+  if (!ip || isIPv4Mapped(ip)) throw new UsageError(`${flag}: ${JSON.stringify(v)} is not a valid IP address`);
+  return ip;
+}
+
+function portFlag(flag: string, v: string): number {
+  if (!/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 65535) throw new UsageError(`${flag}: must be a whole number from 1 to 65535`);
+  return Number(v);
+}
+
+/** The one packet the flags describe. */
+function packetFromFlags(o: TraceFlags): TracePacket {
+  const { src, dst, dport } = o;
+  if (src === undefined || dst === undefined || dport === undefined) {
+    const missing = (['src', 'dst', 'dport'] as const).filter((k) => o[k] === undefined);
+    throw new UsageError(`trace needs ${missing.map((k) => `--${k}`).join(', ')} (or --packets FILE)`);
+  }
+  const srcIP = ipFlag('--src', src);
+  const dstIP = ipFlag('--dst', dst);
+  if (srcIP.family !== dstIP.family) throw new UsageError(`--src and --dst must be of one IP family (IPv${srcIP.family} and IPv${dstIP.family} given)`);
+  const mismatch = familyMismatch(o.family, dstIP);
+  if (mismatch) throw new UsageError(`--dst ${dst} ${mismatch}`);
+  if (o.iif !== undefined && !IFNAME_RE.test(o.iif)) throw new UsageError('--iif: must be an interface name of 1 to 15 characters');
+  if (o.iif !== undefined && o.fromNode === true) throw new UsageError('--iif and --from-node exclude each other: a packet the node sends arrives on no interface');
+  return {
+    protocol: o.proto,
+    src: srcIP,
+    dst: dstIP,
+    sport: o.sport === undefined ? DEFAULT_SOURCE_PORT : portFlag('--sport', o.sport),
+    dport: portFlag('--dport', dport),
+    ...(o.iif !== undefined ? { iif: o.iif } : {}),
+    ...(o.fromNode === true ? { fromNode: true } : {}),
+  };
+}
