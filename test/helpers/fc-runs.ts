@@ -1,7 +1,7 @@
 // How many runs a fast-check property makes. Each property names its full count: the
-// strong check, which `npm test` (and so CI) and `npm run fuzz` run. A contributor's quick
-// run (`npm run test:unit`, or vitest by hand) caps every property at 100 runs, which
-// finds most breakage in a fraction of the time. FC_RUNS chooses:
+// strong check, which `npm test` (and so CI) runs, and `npm run fuzz` ten times over. A
+// contributor's quick run (`npm run test:unit`, or vitest by hand) caps every property at
+// 100 runs, which finds most breakage in a fraction of the time. FC_RUNS chooses:
 //
 //   unset   at most 100 runs a property
 //   full    each property's own count
