@@ -12,8 +12,8 @@
 
 const QUICK = 100;
 
-/** The runs of a property whose full count is `full`, as FC_RUNS asks. */
-export function fcRuns(full: number, env: string | undefined = process.env.FC_RUNS): number {
+/** The runs of a property whose full count is `full`, as `env` (FC_RUNS's value) asks. */
+export function fcRuns(full: number, env: string | undefined): number {
   const v = env?.trim();
   if (!v) return Math.min(full, QUICK);
   if (v === 'full') return full;
@@ -28,5 +28,6 @@ export const fcSeed: number | undefined = process.env.FC_SEED ? Number(process.e
 
 /** fast-check's parameters for a property whose full count is `full`. */
 export function fcParams(full: number): { numRuns: number; seed?: number } {
-  return fcSeed === undefined ? { numRuns: fcRuns(full) } : { numRuns: fcRuns(full), seed: fcSeed };
+  const numRuns = fcRuns(full, process.env.FC_RUNS);
+  return fcSeed === undefined ? { numRuns } : { numRuns, seed: fcSeed };
 }
