@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { applyChange, cloneCluster, historyArb, initialCluster, PINNED, PINNED_MEMBER, snapshot, type Change } from './helpers/cluster-changes.js';
 import { applyAndCheck, compileText, diffAgainst, notOurs, tempDir } from './helpers/diff-nft.js';
 import { createNetns, type Netns } from './helpers/netns.js';
+import { fcParams } from './helpers/fc-runs.js';
 import { kproxc } from './helpers/kproxc.js';
 
 /** The affinity set of the pinned Service's first endpoint, from the compiled text. */
@@ -52,7 +53,7 @@ describe('diff converges on real nft over random cluster histories', () => {
     try {
       await fc.assert(
         fc.asyncProperty(historyArb, (h) => runHistory(live, fresh, dir, h)),
-        { numRuns: Number(process.env.KPROXC_DIFF_RUNS ?? 12), endOnFailure: true },
+        { ...fcParams(12), endOnFailure: true },
       );
     } finally {
       live.destroy();

@@ -1,5 +1,5 @@
 // Real packets after `kproxc diff`: the node of the namespace cluster loads snapshot A with
-// `kproxc compile`, then moves to snapshot B the way cli.md says a node should
+// `kproxc compile`, then moves to snapshot B the way docs/cli.md says a node should
 // (`nft -j list ruleset | kproxc diff B --live - | nft -f -`), and every scenario must then
 // follow B: the removed web pod never answers, the new one does, legacy's replacement
 // answers, reports refuses. Session affinity must outlive the diff where its endpoint does.
@@ -49,7 +49,7 @@ it('kproxc diff --live moves the node from cluster-a.yaml to cluster-b.yaml', as
   const script = await c.diff(B);
   expect(script, 'A and B differ, so the transaction is not empty').not.toBe('');
   moved = true;
-  // cli.md: once applied, a second diff prints nothing.
+  // docs/cli.md: once applied, a second diff prints nothing.
   const again = await kproxc(['diff', B, '--live', '-'], c.node.nft(['-j', 'list', 'ruleset']));
   expect({ code: again.code, stdout: again.stdout }, 'a second diff prints nothing').toEqual({ code: 0, stdout: '' });
 });

@@ -2,6 +2,7 @@
 // order, and two keys must be equal exactly when their printed forms are.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import type { IP } from '../../src/net/ip.js';
 import type { KeyPart } from '../../src/nft/objects.js';
 import { compareKeys, elementSortKey, keyString } from '../../src/nft/ruleset.js';
@@ -22,7 +23,7 @@ describe('elementSortKey', () => {
         const byKey = elementSortKey(a) < elementSortKey(b) ? -1 : elementSortKey(a) > elementSortKey(b) ? 1 : 0;
         expect(byKey).toBe(Math.sign(compareKeys(a, b)));
       }),
-      { numRuns: 3000 },
+      fcParams(3000),
     );
   });
 
@@ -31,7 +32,7 @@ describe('elementSortKey', () => {
       fc.property(key, key, (a, b) => {
         expect(elementSortKey(a) === elementSortKey(b)).toBe(keyString(a) === keyString(b));
       }),
-      { numRuns: 3000 },
+      fcParams(3000),
     );
   });
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import { formatCIDR, parseCIDR, parseIP } from '../../src/net/ip.js';
 import { bigToIP, cidrInterval, ipToBig, mergeIntervals, rangeToCIDRs } from '../../src/nft/intervals.js';
 
@@ -33,6 +34,7 @@ describe('address intervals', () => {
         expect(out.length).toBeLessThanOrEqual(62);
         expect(ipToBig(bigToIP(lo, 4))).toBe(lo);
       }),
+      fcParams(100),
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import { cidrContains, formatCIDR, formatIP, parseCIDR, parseIP } from '../../src/net/ip.js';
 
 describe('IP parsing and printing', () => {
@@ -43,7 +44,7 @@ describe('IP parsing and printing', () => {
         const ip = parseIP(t);
         expect(ip ? [...ip.bytes] : null).toEqual(reference(t));
       }),
-      { numRuns: 3000 },
+      fcParams(3000),
     );
   });
 

@@ -3,6 +3,7 @@
 // the same order (compareKeys), or nothing.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import { elementJson } from '../../src/nft/json.js';
 import { readElement } from '../../src/nft/json-read.js';
 import { readElements } from '../../src/nft/listing-elements.js';
@@ -70,7 +71,7 @@ describe('elements read straight from the listing text', () => {
         expect(got).not.toBeNull();
         expect(got).toEqual(slow(text, set));
       }),
-      { numRuns: 1500 },
+      fcParams(1500),
     );
   });
 

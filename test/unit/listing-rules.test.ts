@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import type { Family, Stmt } from '../../src/nft/expr.js';
 import { readStmts } from '../../src/nft/json-read.js';
 import { stmtJson, type Json } from '../../src/nft/json.js';
@@ -60,7 +61,7 @@ describe('rules read straight from the listing text', () => {
           if (got !== null) expect(got).toBe(want);
         }
       }),
-      { numRuns: 2000 },
+      fcParams(2000),
     );
   });
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import { firstSlot, NameIndex, nameHash } from '../../src/nft/name-index.js';
 
 describe('NameIndex', () => {
@@ -22,7 +23,7 @@ describe('NameIndex', () => {
         }
         for (const [n, k] of reference) expect(index.get(n)).toBe(k);
       }),
-      { numRuns: 200 },
+      fcParams(200),
     );
   });
 

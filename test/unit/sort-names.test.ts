@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import { sortedOrder } from '../../src/nft/sort-names.js';
 
 /** What sortedOrder must give: a stable sort of the indices by name. */
@@ -12,7 +13,7 @@ describe('sortedOrder', () => {
       fc.property(fc.array(fc.string({ unit, maxLength: 14 }), { maxLength: 300 }), (names) => {
         expect([...sortedOrder(names)]).toEqual(expected(names));
       }),
-      { numRuns: 300 },
+      fcParams(300),
     );
   });
 
@@ -21,7 +22,7 @@ describe('sortedOrder', () => {
       fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 10 }), { maxLength: 100 }), (names) => {
         expect([...sortedOrder(names)]).toEqual(expected(names));
       }),
-      { numRuns: 200 },
+      fcParams(200),
     );
   });
 

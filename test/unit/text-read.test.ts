@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
 import { ruleKey, stmtsKey } from '../../src/nft/canonical.js';
 import type { Family } from '../../src/nft/expr.js';
@@ -48,7 +49,7 @@ describe('reading kproxc rule text back', () => {
         expect(ruleBodyText(back!)).toBe(text);
         expect(stmtsKey(back!, undefined, family)).toBe(stmtsKey(stmts, undefined, family));
       }),
-      { numRuns: 2000 },
+      fcParams(2000),
     );
   });
 

@@ -2,6 +2,7 @@
 // PieceStore knows which of its pieces are ASCII.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fcParams } from '../helpers/fc-runs.js';
 import { formatIP, type IP } from '../../src/net/ip.js';
 import { PieceStore } from '../../src/nft/text-table.js';
 import { Utf8Out } from '../../src/nft/utf8-out.js';
@@ -33,6 +34,7 @@ describe('Utf8Out', () => {
         }
         expect(o.text()).toBe(ns.map((n) => `${String(n)} `).join(''));
       }),
+      fcParams(100),
     );
   });
 
@@ -47,6 +49,7 @@ describe('Utf8Out', () => {
         for (const a of ips) o.ip(a);
         expect(o.text()).toBe(ips.map(formatIP).join(''));
       }),
+      fcParams(100),
     );
   });
 
@@ -58,6 +61,7 @@ describe('Utf8Out', () => {
         ss.forEach((s, i) => (i % 2 ? o.utf8(Buffer.from(s), !/[^\x00-\x7f]/.test(s)) : o.str(s)));
         expect(o.text()).toBe(ss.join(''));
       }),
+      fcParams(100),
     );
   });
 
@@ -72,6 +76,7 @@ describe('Utf8Out', () => {
         }
         expect(o.text()).toBe(pairs.map(([n, s]) => n + s).join(''));
       }),
+      fcParams(100),
     );
   });
 });
@@ -98,7 +103,7 @@ describe('PieceStore', () => {
           expect(Buffer.from(line, 'latin1').toString('utf8')).toBe(`${parts.join('')}\n`);
         });
       }),
-      { numRuns: 300 },
+      fcParams(300),
     );
   });
 });

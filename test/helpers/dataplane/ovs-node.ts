@@ -26,12 +26,12 @@ import { addrLine, attachPod, defaultRoutes, gatewayLines, hostPrefix, interface
 export const OVS_PREFIX = 'opk';
 
 /**
- * Antrea's virtual NodePort addresses (ovs-pipeline.md, table 13): Antrea's agent redirects
+ * Antrea's virtual NodePort addresses (docs/ovs-backend.md, table 13): Antrea's agent redirects
  * NodePort traffic to them, and the pipeline treats them as a NodePort address of the node.
  */
 export const VIRTUAL_NODEPORT_IP: Record<Family, string> = { 4: '169.254.0.252', 6: 'fc01::aabb:ccdd:eefe' };
 
-/** The pipeline's DNAT zones (ovs-pipeline.md): IPv4 and IPv6. */
+/** The pipeline's DNAT zones (docs/ovs-backend.md): IPv4 and IPv6. */
 const DNAT_ZONES = [65520, 65510];
 
 /**

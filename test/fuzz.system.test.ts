@@ -3,18 +3,19 @@
 // into nft; random mutations of them into bad and hostile input never crash, never print
 // a partial ruleset, and end in exit 2 with positioned diagnostics, or (when the mutation
 // leaves the snapshot valid) in a ruleset that loads. `npm run fuzz` runs the same
-// mutations 100,000 times; FC_SEED=n replays a run.
+// mutations 100,000 times. Run counts follow FC_RUNS (test/helpers/fc-runs.ts); FC_SEED=n
+// replays a run.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { clusterArb, formatArb } from '../scripts/fuzz/cluster.mjs';
 import { mutate, mutationArb } from '../scripts/fuzz/mutate.mjs';
 import { judge, serialize } from '../scripts/fuzz/snapshot.mjs';
+import { fcParams } from './helpers/fc-runs.js';
 import { kproxc } from './helpers/kproxc.js';
 import { canonicalListing, withNetns, type Netns } from './helpers/netns.js';
 
-const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
-const VALID_RUNS = 25;
-const MUTATION_RUNS = 300;
+const VALID = fcParams(25);
+const MUTATIONS = fcParams(300);
 
 function load(ns: Netns, ruleset: string): void {
   ns.nft(['-f', '-'], ruleset);
@@ -45,7 +46,7 @@ describe('random valid clusters', () => {
           expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset']))).toEqual(first);
           ns.nft(['flush', 'ruleset']);
         }),
-        { numRuns: VALID_RUNS, seed },
+        VALID,
       );
     });
   });
@@ -70,10 +71,10 @@ describe('random mutations of valid clusters', () => {
           expect(o.code, text).toBe(r.code);
         }
       }),
-      { numRuns: MUTATION_RUNS, seed },
+      MUTATIONS,
     );
     // Most mutations must be caught; those that stay valid must still load.
-    expect(rejected).toBeGreaterThan(MUTATION_RUNS / 2);
+    expect(rejected).toBeGreaterThan(MUTATIONS.numRuns / 2);
     await withNetns('inp', (ns) => {
       for (const ruleset of valid) load(ns, ruleset);
     });

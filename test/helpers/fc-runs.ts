@@ -1,0 +1,33 @@
+// How many runs a fast-check property makes. Each property names its full count: the
+// strong check, which `npm test` (and so CI) runs, and `npm run fuzz` ten times over. A
+// contributor's quick run (`npm run test:unit`, or vitest by hand) caps every property at
+// 100 runs, which finds most breakage in a fraction of the time. FC_RUNS chooses:
+//
+//   unset   at most 100 runs a property
+//   full    each property's own count
+//   10x     ten times each property's own count (any whole factor)
+//   500     500 runs for every property
+//
+// FC_SEED=n replays a failed run (fast-check prints the seed and path when one fails).
+
+const QUICK = 100;
+
+/** The runs of a property whose full count is `full`, as `env` (FC_RUNS's value) asks. */
+export function fcRuns(full: number, env: string | undefined): number {
+  const v = env?.trim();
+  if (!v) return Math.min(full, QUICK);
+  if (v === 'full') return full;
+  const factor = /^([1-9][0-9]*)x$/.exec(v);
+  if (factor) return full * Number(factor[1]);
+  if (/^[1-9][0-9]*$/.test(v)) return Number(v);
+  throw new Error(`FC_RUNS: unset, full, a factor such as 10x or a number of runs, not ${JSON.stringify(v)}`);
+}
+
+/** The seed FC_SEED asks for, or undefined for a fresh one. */
+export const fcSeed: number | undefined = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
+
+/** fast-check's parameters for a property whose full count is `full`. */
+export function fcParams(full: number): { numRuns: number; seed?: number } {
+  const numRuns = fcRuns(full, process.env.FC_RUNS);
+  return fcSeed === undefined ? { numRuns } : { numRuns, seed: fcSeed };
+}
