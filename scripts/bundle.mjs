@@ -3,7 +3,7 @@
 // the sixty-odd modules of a compile cost some 40 ms of every run, more than a small
 // snapshot's whole compile. The lazily loaded commands (diff, trace, the ovs backend)
 // stay chunks of their own, loaded when they run; the diff's listing worker is an entry
-// of its own, next to the chunks, where live-read.ts looks for it. The yaml package stays
+// of its own, next to the chunks, where live/compact/start.ts looks for it. The yaml package stays
 // outside: it is loaded only when the full parser is needed (src/input/yaml-lib.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -16,7 +16,7 @@ const OUT = path.join(ROOT, 'dist/bundle');
 fs.rmSync(OUT, { recursive: true, force: true });
 await build({
   absWorkingDir: ROOT,
-  entryPoints: { kproxc: 'dist/cli/bin.js', 'live-worker': 'dist/nft/live-worker.js' },
+  entryPoints: { kproxc: 'dist/cli/bin.js', 'live-worker': 'dist/live/compact/live-worker.js' },
   outdir: OUT,
   entryNames: '[name]',
   chunkNames: 'chunk-[hash]',

@@ -1,13 +1,9 @@
 // The work of `kproxc diff` (diff-command.ts reads its options): the nft transaction that
 // turns the live tables (as `nft -j list ruleset` prints them) into what `compile` would load.
-import { UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
+import { UsageError, type Diagnostic } from '../diag/diagnostic.js';
 import { compilePrintedTables, failOnWarnings, loadModel } from '../compile.js';
-import { fileChunks } from '../input/chunks.js';
-import { diffLive } from '../nft/diff.js';
-import { readLive } from '../nft/live.js';
-import { compactView } from '../nft/live-compact.js';
-import { readCompactText, startCompactRead, type PendingRead } from '../nft/live-read.js';
-import { contentsView, type LiveTableView } from '../nft/live-view.js';
+import { diffLive } from '../diff/diff.js';
+import { readLiveTables, startCompactRead } from '../live/index.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { transactionText } from '../nft/text.js';
 import { compileOptionsFrom, emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, type Io } from './main.js';
@@ -27,31 +23,6 @@ function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { t
   return { tables, warnings };
 }
 
-/**
- * The live tables the diff needs. The compact read (started before the snapshot was
- * compiled, for a file) serves unless the listing has a problem in those tables or is not
- * plain `nft -j` output: then it is read the long way, which reports problems with their
- * positions, exactly as it always has.
- */
-async function liveTables(io: Io, live: string, pending: PendingRead | null, tables: TableContents[], tableName: string): Promise<LiveTableView[]> {
-  const families = tables.map((t) => t.table.family);
-  const stdin = live === '-' ? io.readStdin() : '';
-  const read = pending ? await pending.result() : readCompactText(stdin, tableName);
-  const relevant = read.problemsIn.some((p) => p === 'any' || families.includes(p));
-  if (read.readable && !relevant) return read.tables.filter((t) => families.includes(t.table.family)).map(compactView);
-  const name = live === '-' ? '<stdin>' : live;
-  const filter = { tableName, families };
-  try {
-    return readLive(live === '-' ? [stdin] : (pending?.again?.() ?? fileChunks(live)), name, filter).map(contentsView);
-  } catch (e) {
-    // A file that cannot be opened or read (missing, a directory, no permission).
-    const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code !== 'string') throw e;
-    const message = code === 'ENOENT' ? 'no such file or directory' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${code}`;
-    throw new UserInputError([{ severity: 'error', pos: { file: name, line: 1, col: 1 }, message }]);
-  }
-}
-
 /** `kproxc diff`, once its options are read. */
 export async function runDiff(io: Io, files: string[], o: Record<string, unknown>): Promise<void> {
   const live = o.live as string;
@@ -66,7 +37,7 @@ export async function runDiff(io: Io, files: string[], o: Record<string, unknown
     throw e;
   }
   const { tables, warnings } = desired;
-  const liveViews = await liveTables(io, live, pending, tables, o.table as string);
+  const liveViews = await readLiveTables({ path: live, pending, stdin: () => io.readStdin() }, { tableName: o.table as string, families: tables.map((t) => t.table.family) });
   const { now, later } = diffLive(tables, liveViews, { twoPhase: o.twoPhase !== undefined });
   printDiagnostics(io, warnings);
   emit(io, o.output as string | undefined, transactionText(now));

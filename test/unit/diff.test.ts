@@ -2,7 +2,7 @@
 // nft 1.0.6, see src/nft/diff.ts), and when a chain is rewritten rule by rule.
 import { describe, expect, it } from 'vitest';
 import { parseIP } from '../../src/net/ip.js';
-import { diffTables } from '../../src/nft/diff.js';
+import { diffTables } from '../../src/diff/diff.js';
 import { eq, goto, jump, payload, setref, type Stmt } from '../../src/nft/expr.js';
 import type { BaseChainSpec } from '../../src/nft/objects.js';
 import { TableBuilder, type TableContents } from '../../src/nft/ruleset.js';

@@ -4,9 +4,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { elementJson } from '../../src/nft/json.js';
-import { readElement } from '../../src/nft/json-read.js';
-import { readElements } from '../../src/nft/listing-elements.js';
-import { elementValueKey } from '../../src/nft/live-view.js';
+import { readElement } from '../../src/live/checked/json.js';
+import { readElements } from '../../src/live/compact/elements.js';
+import { elementValueKey } from '../../src/live/view.js';
 import type { DataType, Element, KeyPart, NftSet } from '../../src/nft/objects.js';
 import { compareKeys, keyString } from '../../src/nft/ruleset.js';
 import { nameArb, nftSpaced } from '../helpers/stmts.js';

@@ -5,12 +5,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
-import { diffLive, diffTables } from '../../src/nft/diff.js';
+import { diffLive, diffTables } from '../../src/diff/diff.js';
 import type { Family } from '../../src/nft/expr.js';
-import { readLive } from '../../src/nft/live.js';
-import { compactView, type CompactRead } from '../../src/nft/live-compact.js';
-import { readCompactText } from '../../src/nft/live-read.js';
-import { contentsView, ruleText, type LiveTableView } from '../../src/nft/live-view.js';
+import { readLive } from '../../src/live/checked/reader.js';
+import { compactView, type CompactRead } from '../../src/live/compact/table.js';
+import { readCompactText } from '../../src/live/compact/start.js';
+import { contentsView, ruleText, type LiveTableView } from '../../src/live/view.js';
 import { transactionText } from '../../src/nft/text.js';
 import { listDiffCases } from '../helpers/diff-cases.js';
 import { ROOT } from '../helpers/kproxc.js';
@@ -187,7 +187,7 @@ describe('the compact live read', () => {
   });
 
   it('on a worker thread, the same as on this one (needs the build)', async () => {
-    const built = path.join(ROOT, 'dist/nft/live-read.js');
+    const built = path.join(ROOT, 'dist/live/compact/start.js');
     const { startCompactRead } = (await import(built)) as { startCompactRead: (f: string, t: string, w: number) => { result(): Promise<CompactRead> } };
     const file = path.join(ROOT, 'fixtures/diff/drift-repaired.live.json');
     const viaWorker = await startCompactRead(file, 'kube-proxy', 0).result();

@@ -1,11 +1,11 @@
 // What the diff asks of a live table: its chains (how many rules, whether they print as the
 // wanted ones, and the rules themselves when they do not) and its sets (element keys and
-// values). A table read into objects (live.ts readLive) answers from its objects; a table
-// read compactly (live-compact.ts) answers from its texts and makes objects only of the
+// values). A table read into objects (checked/reader.ts readLive) answers from its objects; a table
+// read compactly (compact/table.ts) answers from its texts and makes objects only of the
 // few chains and elements a transaction names.
-import type { BaseChainSpec, Element, NftSet, Rule, Table } from './objects.js';
-import { keyString, type ChainContents, type TableContents } from './ruleset.js';
-import { ruleBodyText } from './text.js';
+import type { BaseChainSpec, Element, NftSet, Rule, Table } from '../nft/objects.js';
+import { keyString, type ChainContents, type TableContents } from '../nft/ruleset.js';
+import { ruleBodyText } from '../nft/text.js';
 
 export interface LiveSet {
   readonly set: NftSet;

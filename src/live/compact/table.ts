@@ -8,18 +8,18 @@
 // prints for it (RULE_INDENT, the text, a newline), so that a chain's rules compare with
 // the wanted chain's lines as one string. A rule whose statements that text cannot stand
 // for (one kproxc would not print, read the long way) keeps its statements instead, and a
-// foreign rule its set references, as live.ts reads them.
-import { parseIP } from '../net/ip.js';
-import { rememberRuleKey, stmtsKey } from './canonical.js';
-import type { Family, Stmt } from './expr.js';
-import type { ElementLines } from './listing-elements.js';
-import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from './live.js';
-import { elementValueKey, samePrintedRules, type LiveSet, type LiveTableView } from './live-view.js';
-import type { BaseChainSpec, DataType, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
-import { keyString, printedRules, type ChainContents } from './ruleset.js';
-import { RULE_INDENT } from './nested-text.js';
-import { ruleBodyText } from './text.js';
-import { readRuleText } from './text-read.js';
+// foreign rule its set references, as checked/reader.ts reads them.
+import { parseIP } from '../../net/ip.js';
+import { rememberRuleKey, stmtsKey } from '../../nft/canonical.js';
+import type { Family, Stmt } from '../../nft/expr.js';
+import type { ElementLines } from './elements.js';
+import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from '../checked/reader.js';
+import { elementValueKey, samePrintedRules, type LiveSet, type LiveTableView } from '../view.js';
+import type { BaseChainSpec, DataType, Element, KeyPart, NftSet, Rule, Table } from '../../nft/objects.js';
+import { keyString, printedRules, type ChainContents } from '../../nft/ruleset.js';
+import { RULE_INDENT } from '../../nft/nested-text.js';
+import { ruleBodyText } from '../../nft/text.js';
+import { readRuleText } from '../../nft/text-read.js';
 
 /** A rule that is not simply its text. */
 export interface OddRule {

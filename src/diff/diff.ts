@@ -14,13 +14,13 @@
 //   G  sets no longer wanted, now that no rule refers to them
 //   H  regular chains that must become base chains, after their old selves are gone
 // Members of sets with timeouts (session affinity) are never compared or touched.
-import type { Family } from './expr.js';
-import { ruleKey, ruleStatements } from './canonical.js';
-import { contentsView, elementValueKey, type LiveSet, type LiveTableView } from './live-view.js';
-import type { BaseChainSpec, Chain, Element, NftSet, Rule } from './objects.js';
-import { keyString, stmtReferences, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
-import { createContents, type Op, type TableRef, type Transaction } from './transaction.js';
-import { sortedOrder } from './sort-names.js';
+import type { Family } from '../nft/expr.js';
+import { ruleKey, ruleStatements } from '../nft/canonical.js';
+import { contentsView, elementValueKey, type LiveSet, type LiveTableView } from '../live/view.js';
+import type { BaseChainSpec, Chain, Element, NftSet, Rule } from '../nft/objects.js';
+import { keyString, stmtReferences, type ChainContents, type SetContents, type TableContents } from '../nft/ruleset.js';
+import { createContents, type Op, type TableRef, type Transaction } from '../nft/transaction.js';
+import { sortedOrder } from '../nft/sort-names.js';
 
 export interface DiffOptions {
   /** Hold chain deletions back for a second transaction (kernels before 6.2). */
@@ -34,12 +34,12 @@ export interface DiffResult {
   later: Transaction;
 }
 
-/** The diff against live tables read into objects (live.ts readLive). */
+/** The diff against live tables read into objects (checked/reader.ts readLive). */
 export function diffTables(desired: TableContents[], live: TableContents[], opts: DiffOptions = {}): DiffResult {
   return diffLive(desired, live.map(contentsView), opts);
 }
 
-/** The diff against live tables as the diff sees them (live-view.ts). */
+/** The diff against live tables as the diff sees them (live/view.ts). */
 export function diffLive(desired: TableContents[], live: LiveTableView[], opts: DiffOptions = {}): DiffResult {
   const result: DiffResult = { now: [], later: [] };
   for (const d of desired) {

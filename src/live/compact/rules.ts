@@ -6,7 +6,7 @@
 //
 // Only the exact spelling nft prints for what kproxc writes is read here (its key order,
 // its spacing, names and comments without escapes, canonical addresses), and for each of
-// those the text is what json-read.ts and text.ts together make of it. Anything else
+// those the text is what checked/json.ts and text.ts together make of it. Anything else
 // (ranges, interface names, a hand-made counter, another nft's spelling) is null, and the
 // rule is read the long way, as JSON.
 //
@@ -15,9 +15,9 @@
 // statement; that reading is recorded as a shape: one regular expression for the whole
 // item, its values captured, and how the text is made of them. Later rules of the shape
 // are read with that one expression.
-import { formatCIDR, formatIP, parseCIDR, parseIP } from '../net/ip.js';
-import type { Family } from './expr.js';
-import { markHex } from './text.js';
+import { formatCIDR, formatIP, parseCIDR, parseIP } from '../../net/ip.js';
+import type { Family } from '../../nft/expr.js';
+import { markHex } from '../../nft/text.js';
 
 // Names as kproxc writes them (objects.ts NAME_RE): nothing in them can be misread in text.
 const NAME = '[A-Za-z_.][A-Za-z0-9_./-]*';

@@ -1,24 +1,23 @@
-// Reading a live listing compactly (live-scan.ts, live-compact.ts), on a second thread when
-// the listing is large: `diff` compiles the snapshot on the main thread meanwhile, and the
+// Reading a live listing compactly (scan.ts, table.ts), on a second thread when the
+// listing is large: `diff` compiles the snapshot on the main thread meanwhile, and the
 // compact tables come back as a few strings and typed arrays, cheap to hand over.
 import * as fs from 'node:fs';
 import { isAscii } from 'node:buffer';
-import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Family } from './expr.js';
-import { readCompact, type CompactRead, type CompactTable } from './live-compact.js';
-import { scanListing } from './live-scan.js';
+import type { Family } from '../../nft/expr.js';
+import { readCompact, type CompactRead, type CompactTable } from './table.js';
+import { scanListing } from './scan.js';
+import { bufferChunks } from '../chunks.js';
 
 // Our tables are ip and ip6 ones; which of them the snapshot needs is known only once it
 // is compiled, so both are read and the caller keeps what it needs.
 const BOTH: Family[] = ['ip', 'ip6'];
-// A listing up to this many bytes is read whole (live.ts reads a larger one in chunks).
+// A listing up to this many bytes is read whole (the checked reader takes a larger one in chunks).
 const WHOLE_BYTES = 256 * 2 ** 20;
 // A listing this large is read on a second thread; a smaller one is read sooner than a
 // thread starts.
 const WORKER_BYTES = 8 * 2 ** 20;
-const CHUNK_BYTES = 1 << 20;
 
 const NOT_READ: CompactRead = { tables: [], problemsIn: [], readable: false };
 
@@ -102,12 +101,4 @@ function readOnce(file: string, tableName: string): PendingRead {
     return settled(NOT_READ); // a directory, say: reported by the long way
   }
   return { ...settled(readCompactBytes(bytes, tableName)), again: () => bufferChunks(bytes) };
-}
-
-/** Text of the bytes in pieces, as fileChunks gives a file's (a listing may not fit one string). */
-function* bufferChunks(bytes: Buffer): Generator<string> {
-  const decoder = new StringDecoder('utf8');
-  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) yield decoder.write(bytes.subarray(at, at + CHUNK_BYTES));
-  const rest = decoder.end();
-  if (rest) yield rest;
 }
