@@ -48,117 +48,145 @@ const WANTED: Record<Expect, string> = {
 };
 
 export function* splitItems(chunks: Iterable<string>): Generator<ItemText> {
-  let expect: Expect = 'open';
-  let line = 1;
-  let col = 1;
-  // Inside an item: its pieces so far, nesting depth, and string state.
-  let pieces: string[] = [];
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let itemLine = 0;
-  let itemCol = 0;
-  let keyText = '';
-
-  const fail = (what: string): never => {
-    throw new OuterShapeError(`expected ${WANTED[expect]}${what}`, line, col);
-  };
-
+  const s = new Splitter();
   for (const chunk of chunks) {
-    let itemStart = depth > 0 ? 0 : -1;
+    s.itemStart = s.depth > 0 ? 0 : -1;
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk.charCodeAt(i);
-      if (depth > 0) {
-        // Inside an item only nesting and strings matter; JSON strings hold no newline.
-        // (A plain loop: skipping ahead with regular expressions measured no faster.)
-        if (inString) {
-          if (escaped) escaped = false;
-          else if (c === BACKSLASH) escaped = true;
-          else if (c === QUOTE) inString = false;
-        } else if (c === QUOTE) inString = true;
-        else if (c === LBRACE || c === LBRACK) depth++;
-        else if (c === RBRACE || c === RBRACK) {
-          depth--;
-          if (depth === 0) {
-            pieces.push(chunk.slice(itemStart, i + 1));
-            yield { text: pieces.join(''), line: itemLine, col: itemCol };
-            pieces = [];
-            itemStart = -1;
-            expect = 'comma-or-end';
-          }
-        } else if (c === 0x0a) {
-          line++;
-          col = 0;
-        }
-        col++;
-        continue;
-      }
-      if (expect === 'key' && keyText !== '') {
-        // Reading the key's characters up to its closing quote.
-        keyText += chunk[i];
-        col++;
-        if (c === QUOTE) {
-          if (keyText !== '"nftables"') fail(`, found ${keyText.slice(1)}`);
-          keyText = '';
-          expect = 'colon';
-        } else if (keyText.length > 12) {
-          fail('');
-        }
-        continue;
-      }
-      if (WS.has(c)) {
-        if (c === 0x0a) {
-          line++;
-          col = 1;
-        } else col++;
-        continue;
-      }
-      switch (expect) {
-        case 'open':
-          if (c !== LBRACE) fail(c === 0x74 ? " (this looks like `nft list ruleset` text; use `nft -j list ruleset`)" : '');
-          expect = 'key';
-          break;
-        case 'key':
-          if (c !== QUOTE) fail('');
-          keyText = '"';
-          break;
-        case 'colon':
-          if (c !== COLON) fail('');
-          expect = 'array';
-          break;
-        case 'array':
-          if (c !== LBRACK) fail('');
-          expect = 'item-or-end';
-          break;
-        case 'item-or-end':
-        case 'item':
-          if (c === RBRACK && expect === 'item-or-end') {
-            expect = 'close';
-            break;
-          }
-          if (c !== LBRACE) fail('');
-          depth = 1;
-          itemStart = i;
-          itemLine = line;
-          itemCol = col;
-          break;
-        case 'comma-or-end':
-          if (c === COMMA) expect = 'item';
-          else if (c === RBRACK) expect = 'close';
-          else fail('');
-          break;
-        case 'close':
-          if (c !== RBRACE) fail('');
-          expect = 'eof';
-          break;
-        case 'eof':
-          fail('');
-      }
-      col++;
+      if (s.depth > 0) {
+        if (s.inItem(c) && s.depth === 0) yield s.item(chunk, i);
+      } else if (s.expect === 'key' && s.keyText !== '') s.keyChar(chunk[i], c);
+      else s.outside(c, i);
     }
-    if (depth > 0 && itemStart !== -1) pieces.push(chunk.slice(itemStart));
+    if (s.depth > 0 && s.itemStart !== -1) s.pieces.push(chunk.slice(s.itemStart));
   }
-  if (expect !== 'eof') {
-    throw new OuterShapeError(`the input ends early: expected ${depth > 0 ? 'the end of an object' : WANTED[expect]}`, line, col);
+  if (s.expect !== 'eof') {
+    throw new OuterShapeError(`the input ends early: expected ${s.depth > 0 ? 'the end of an object' : WANTED[s.expect]}`, s.line, s.col);
+  }
+}
+
+/** The splitter's state between characters and chunks. */
+class Splitter {
+  expect: Expect = 'open';
+  line = 1;
+  col = 1;
+  // Inside an item: its pieces so far, where it starts in this chunk (-1: not in it), its
+  // nesting depth and string state, and where it starts in the input.
+  pieces: string[] = [];
+  itemStart = -1;
+  depth = 0;
+  private inString = false;
+  private escaped = false;
+  private itemLine = 0;
+  private itemCol = 0;
+  /** The outer key read so far, from its opening quote. */
+  keyText = '';
+
+  private fail(what: string): never {
+    throw new OuterShapeError(`expected ${WANTED[this.expect]}${what}`, this.line, this.col);
+  }
+
+  /**
+   * A character inside an item: only nesting and strings matter (JSON strings hold no
+   * newline). True when it closes a bracket. (A plain loop: skipping ahead with regular
+   * expressions measured no faster.)
+   */
+  inItem(c: number): boolean {
+    let closed = false;
+    if (this.inString) {
+      if (this.escaped) this.escaped = false;
+      else if (c === BACKSLASH) this.escaped = true;
+      else if (c === QUOTE) this.inString = false;
+    } else if (c === QUOTE) this.inString = true;
+    else if (c === LBRACE || c === LBRACK) this.depth++;
+    else if (c === RBRACE || c === RBRACK) {
+      this.depth--;
+      closed = true;
+    } else if (c === 0x0a) {
+      this.line++;
+      this.col = 0;
+    }
+    this.col++;
+    return closed;
+  }
+
+  /** The item that ends at i of chunk. */
+  item(chunk: string, i: number): ItemText {
+    this.pieces.push(chunk.slice(this.itemStart, i + 1));
+    const item = { text: this.pieces.join(''), line: this.itemLine, col: this.itemCol };
+    this.pieces = [];
+    this.itemStart = -1;
+    this.expect = 'comma-or-end';
+    return item;
+  }
+
+  /** The outer key's characters, up to its closing quote. */
+  keyChar(ch: string, c: number): void {
+    this.keyText += ch;
+    this.col++;
+    if (c === QUOTE) {
+      if (this.keyText !== '"nftables"') this.fail(`, found ${this.keyText.slice(1)}`);
+      this.keyText = '';
+      this.expect = 'colon';
+    } else if (this.keyText.length > 12) {
+      this.fail('');
+    }
+  }
+
+  /** A character of the outer document, at i of its chunk. */
+  outside(c: number, i: number): void {
+    if (WS.has(c)) {
+      if (c === 0x0a) {
+        this.line++;
+        this.col = 1;
+      } else this.col++;
+      return;
+    }
+    this.token(c, i);
+    this.col++;
+  }
+
+  private token(c: number, i: number): void {
+    switch (this.expect) {
+      case 'open':
+        if (c !== LBRACE) this.fail(c === 0x74 ? ' (this looks like `nft list ruleset` text; use `nft -j list ruleset`)' : '');
+        this.expect = 'key';
+        return;
+      case 'key':
+        if (c !== QUOTE) this.fail('');
+        this.keyText = '"';
+        return;
+      case 'colon':
+        if (c !== COLON) this.fail('');
+        this.expect = 'array';
+        return;
+      case 'array':
+        if (c !== LBRACK) this.fail('');
+        this.expect = 'item-or-end';
+        return;
+      case 'item-or-end':
+      case 'item':
+        if (c === RBRACK && this.expect === 'item-or-end') {
+          this.expect = 'close';
+          return;
+        }
+        if (c !== LBRACE) this.fail('');
+        this.depth = 1;
+        this.itemStart = i;
+        this.itemLine = this.line;
+        this.itemCol = this.col;
+        return;
+      case 'comma-or-end':
+        if (c === COMMA) this.expect = 'item';
+        else if (c === RBRACK) this.expect = 'close';
+        else this.fail('');
+        return;
+      case 'close':
+        if (c !== RBRACE) this.fail('');
+        this.expect = 'eof';
+        return;
+      case 'eof':
+        this.fail('');
+    }
   }
 }
