@@ -24,7 +24,7 @@ import { contentsView, elementValueKey, type LiveTableView } from '../live/view.
 import type { Chain, Element, NftSet, Rule } from '../nft/objects.js';
 import { keyString, stmtReferences, type TableContents } from '../nft/ruleset.js';
 import { createContents, type Op, type TableRef, type Transaction } from '../nft/transaction.js';
-import { byNameOrder, chainPair, pairChains, pairInMadeOrder, pairSets, policyOf, type ChainPair, type SetPair } from './pair.js';
+import { byName, byNameOrder, chainPair, pairChains, pairInMadeOrder, pairSets, policyOf, type ChainPair, type SetPair } from './pair.js';
 
 export interface DiffOptions {
   /** Hold chain deletions back for a second transaction (kernels before 6.2). */
@@ -51,7 +51,8 @@ export function diffLive(desired: TableContents[], live: LiveTableView[], opts: 
     const l = live.find((t) => t.table.family === ref.family && t.table.name === ref.name);
     if (!l) {
       result.now.push({ verb: 'add', t: 'table', table: d.table });
-      for (const op of createContents(d, ref)) result.now.push(op);
+      // A new table's operations name its chains in name order, as the flat form always has.
+      for (const op of createContents({ ...d, chains: byName(d.chains) }, ref)) result.now.push(op);
       continue;
     }
     const r = new TableDiff(d, l, ref, opts).run();
@@ -88,9 +89,8 @@ class TableDiff {
     private readonly opts: DiffOptions,
   ) {
     this.family = ref.family;
-    const made = desired.madeChains;
     const listed = live.listedOrder?.();
-    const inMadeOrder = made && listed ? pairInMadeOrder(live, made, listed) : null;
+    const inMadeOrder = listed ? pairInMadeOrder(live, desired.chains, listed) : null;
     this.chains = inMadeOrder ?? pairChains(live, desired.chains, Array.from({ length: live.chainCount }, (_, j) => j));
     this.sets = pairSets(desired.sets, live.sets);
   }

@@ -6,9 +6,14 @@
 import type { LiveSet, LiveTableView } from '../live/view.js';
 import type { BaseChainSpec, NftSet } from '../nft/objects.js';
 import type { ChainContents, SetContents } from '../nft/ruleset.js';
-import { sortedOrder } from '../nft/sort-names.js';
+import { inNameOrder, sortedOrder } from '../nft/sort-names.js';
 
 export const byNameOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Chains (kept in the order made or listed) in the order of their names. */
+export function byName(chains: ChainContents[]): ChainContents[] {
+  return inNameOrder(chains, (c) => c.chain.name);
+}
 
 export function sameSpec(a: BaseChainSpec, b: BaseChainSpec): boolean {
   return a.type === b.type && a.hook === b.hook && a.priority === b.priority;

@@ -4,7 +4,7 @@
 // read compactly (compact/table.ts) answers from its texts and makes objects only of the
 // few chains and elements a transaction names.
 import type { BaseChainSpec, Element, NftSet, Rule, Table } from '../nft/objects.js';
-import { keyString, type ChainContents, type TableContents } from '../nft/ruleset.js';
+import { keyString, type ChainContents, type PrintedRules, type TableContents } from '../nft/ruleset.js';
 import { ruleBodyText } from '../nft/text.js';
 
 export interface LiveSet {
@@ -46,6 +46,13 @@ export function elementValueKey(e: Element): string {
 /** A rule's statements as nft text: kept as text, or printed from its statements. */
 export function ruleText(r: Rule): string {
   return r.text ?? ruleBodyText(r.stmts);
+}
+
+/** A chain's rules as PrintedRules, kept printed or not. */
+export function printedRules(c: ChainContents): PrintedRules {
+  if (c.printed) return c.printed;
+  const rules = c.rules;
+  return { count: rules.length, text: (k) => ruleText(rules[k]), comment: (k) => rules[k].comment };
 }
 
 /**

@@ -20,7 +20,7 @@ interface Spec {
   map?: Record<string, string>; // key address -> goto target, in map "vm"
 }
 
-/** A table from a compact description; rules of a live table get handles 1, 2, ... */
+/** A table from a compact description; rules of a live table get handles 1, 2, ... chain by chain in name order. */
 function table(spec: Spec, withHandles = false): TableContents {
   const b = new TableBuilder({ family: 'ip', name: 'kube-proxy', comment: 'rules for kube-proxy' });
   for (const [name, base] of Object.entries(spec.base ?? {})) b.chain({ name, base });
@@ -43,7 +43,8 @@ function table(spec: Spec, withHandles = false): TableContents {
   const t = b.finish();
   if (withHandles) {
     let h = 1;
-    for (const c of t.chains) c.rules = c.rules.map((r) => ({ ...r, handle: h++ }));
+    const byName = [...t.chains].sort((a, b) => (a.chain.name < b.chain.name ? -1 : 1));
+    for (const c of byName) c.rules = c.rules.map((r) => ({ ...r, handle: h++ }));
     // The listing never shows "dynamic"; the reader gives flags as listed.
     for (const s of t.sets) if (s.set.flags) s.set = { ...s.set, flags: s.set.flags.filter((f) => f !== 'dynamic') };
   }

@@ -171,7 +171,7 @@ describe('the compact live read', () => {
           const order = shuffled(Array.from(v.listedOrder!()), moves);
           return Object.create(v, { listedOrder: { value: () => order } }) as LiveTableView;
         });
-        const desired2 = desired.map((t) => ({ ...t, madeChains: shuffled(t.madeChains!, moves) }));
+        const desired2 = desired.map((t) => ({ ...t, chains: shuffled(t.chains, moves) }));
         expect(transactionText(diffLive(desired2, views2).now), `${c.name}, ${moves} moves`).toBe(want);
       }
     }

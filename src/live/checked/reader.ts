@@ -14,7 +14,7 @@ import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from '.
 import type { ElementLines } from '../compact/elements.js';
 import type { Json } from '../../nft/json.js';
 import type { Chain, NftSet, Rule } from '../../nft/objects.js';
-import { byNameWhenAsked, compareKeys, type ChainContents, type SetContents, type TableContents } from '../../nft/ruleset.js';
+import { compareKeys, type ChainContents, type SetContents, type TableContents } from '../../nft/ruleset.js';
 import { inNameOrder } from '../../nft/sort-names.js';
 
 export interface LiveFilter {
@@ -22,11 +22,8 @@ export interface LiveFilter {
   families: Family[];
 }
 
-/** Live tables carry each rule's handle. */
-export interface LiveTable extends TableContents {
-  /** The chains in the order nft listed them: the order they were made. */
-  listedChains: ChainContents[];
-}
+/** A live table: each rule carries its handle, and the chains are in the order nft listed them. */
+export type LiveTable = TableContents;
 
 /**
  * Where the rules of our tables go as they are read: by default into their chain's list;
@@ -95,16 +92,9 @@ class TableReader {
   }
 
   finish(): LiveTable {
-    // Sorted when first asked for: the compact read keeps the listed order. nft lists
-    // chains in the order they were made, which for a table kproxc loaded is not the
-    // order of their names.
-    const byName = byNameWhenAsked(this.listed);
     return {
       table: { family: this.family, name: this.name },
-      listedChains: this.listed,
-      get chains() {
-        return byName();
-      },
+      chains: this.listed,
       sets: inNameOrder(
         [...this.sets.values()].map((s) => ({ set: s.set, elements: s.elements.sort((a, b) => compareKeys(a.key, b.key)) })),
         (s) => s.set.name,

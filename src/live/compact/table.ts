@@ -14,9 +14,9 @@ import { rememberRuleKey, stmtsKey } from '../../nft/canonical.js';
 import type { Family, Stmt } from '../../nft/expr.js';
 import type { ElementLines } from './elements.js';
 import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from '../checked/reader.js';
-import { elementValueKey, samePrintedRules, type LiveSet, type LiveTableView } from '../view.js';
+import { elementValueKey, printedRules, samePrintedRules, type LiveSet, type LiveTableView } from '../view.js';
 import type { BaseChainSpec, DataType, Element, KeyPart, NftSet, Rule, Table } from '../../nft/objects.js';
-import { keyString, printedRules, type ChainContents } from '../../nft/ruleset.js';
+import { keyString, type ChainContents } from '../../nft/ruleset.js';
 import { RULE_INDENT } from '../../nft/nested-text.js';
 import { ruleBodyText } from '../../nft/text.js';
 import { readRuleText } from '../../nft/text-read.js';
@@ -214,7 +214,7 @@ function textStandingFor(stmts: Stmt[], comment: string | undefined, family: Fam
 
 function compactTable(t: LiveTable, rules: FamilyRules, elements: Map<string, ElementLines>): CompactTable | null {
   // In the order listed: the order of the rules, and the order the diff walks them in.
-  const chains = t.listedChains;
+  const chains = t.chains;
   const names = chains.map((c) => c.chain.name);
   // One name per line: a name holding a newline (made by hand) cannot be kept so.
   if (rules.scattered || names.some((n) => n.includes('\n'))) return null;
