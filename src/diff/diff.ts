@@ -150,7 +150,7 @@ class TableDiff {
     const refs = new Map<string, Set<string>>();
     for (let li = 0; li < this.live.chainCount; li++) {
       for (const r of this.live.rules(li)) {
-        const sets = r.foreign ? r.foreign.setRefs : ruleStatements(r).flatMap((s) => stmtReferences(s).sets);
+        const sets = 'foreign' in r.body ? r.body.foreign.setRefs : ruleStatements(r).flatMap((s) => stmtReferences(s).sets);
         for (const set of sets) {
           if (!refs.has(set)) refs.set(set, new Set());
           refs.get(set)!.add(this.live.chainName(li));

@@ -13,6 +13,7 @@ import {
   type Element,
   type KeyPart,
   type NftSet,
+  type NewRule,
   type Rule,
   type Table,
   makeChain,
@@ -136,7 +137,7 @@ export abstract class BaseTableBuilder {
   constructor(readonly table: Table) {}
 
   /** Keeps a checked rule of chain number `chain`. */
-  protected abstract keepRule(chain: number, r: Rule): void;
+  protected abstract keepRule(chain: number, r: NewRule): void;
 
   /** Creates the chain, or returns the one of that name (kube-proxy's ensureChain). */
   chain(c: Chain): void {
@@ -174,7 +175,7 @@ export abstract class BaseTableBuilder {
     this.sets.set(s.name, { set: makeSet(s), elements: new Map() });
   }
 
-  rule(r: Rule): void {
+  rule(r: NewRule): void {
     const chain = this.ruleChainNumber(r.chain);
     makeRule(r);
     this.referrer = 'rule in';
@@ -265,9 +266,6 @@ export abstract class BaseTableBuilder {
   }
 }
 
-/** The statements of a rule kept as its text (Rule.text). */
-export const NO_STATEMENTS: Stmt[] = Object.freeze([]) as unknown as Stmt[];
-
 /** A table with every rule's statements: JSON output and tracing. */
 export class TableBuilder extends BaseTableBuilder {
   private readonly chainRules: Rule[][] = [];
@@ -276,8 +274,10 @@ export class TableBuilder extends BaseTableBuilder {
     this.chainRules.push([]);
   }
 
-  protected keepRule(chain: number, r: Rule): void {
-    this.chainRules[chain].push(r);
+  protected keepRule(chain: number, r: NewRule): void {
+    const rule: Rule = { chain: r.chain, body: { stmts: r.stmts } };
+    if (r.comment !== undefined) rule.comment = r.comment;
+    this.chainRules[chain].push(rule);
   }
 
   /** The table, its chains in the order they were made. */

@@ -7,10 +7,10 @@
 // a chain's opening lines and the rules added right after them are printed out as one
 // piece.
 import { InternalError } from '../diag/diagnostic.js';
-import type { Chain, Rule, Table } from './objects.js';
+import type { Chain, NewRule, Rule, Table } from './objects.js';
 import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
-import { tableWords, writeComment, writeElementLine, writeRuleText } from './text.js';
+import { tableWords, writeComment, writeElementLine, writeRuleBody } from './text.js';
 import { CHAIN_BLOCK_CLOSE, RULE_INDENT, writeChainBlockOpen, writeSetInBlock } from './nested-text.js';
 import { Utf8Out } from './utf8-out.js';
 import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
@@ -102,9 +102,9 @@ export class TextTableBuilder extends BaseTableBuilder {
     this.ruleChain.push(number);
   }
 
-  protected keepRule(chain: number, r: Rule): void {
+  protected keepRule(chain: number, r: NewRule): void {
     const store = this.beginLine();
-    writeRuleText(store, r);
+    writeRuleBody(store, r.stmts);
     if (r.comment !== undefined) {
       this.commentAt.set(store.count, store.itemLength());
       writeComment(store, r.comment);

@@ -26,7 +26,7 @@ function contents(v: LiveTableView) {
   const chains = Array.from({ length: v.chainCount }, (_, i) => ({
     name: v.chainName(i),
     base: v.chainBase(i),
-    rules: v.rules(i).map((r) => ({ handle: r.handle, comment: r.comment, text: r.foreign ? null : ruleText(r), foreign: r.foreign })),
+    rules: v.rules(i).map((r) => ({ handle: r.handle, comment: r.comment, text: 'foreign' in r.body ? null : ruleText(r), foreign: 'foreign' in r.body ? r.body.foreign : undefined })),
   })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const sets = v.sets.map((s) => ({ set: s.set, elements: s.keys.map((k, i) => ({ k, v: s.valueKey(i), e: s.element(i) })) }));
   return { table: v.table, chains, sets };
@@ -94,8 +94,8 @@ describe('the compact live read', () => {
     const read = readCompactText(nftLike(doc), 'kube-proxy');
     const v = compactView(read.tables[0]);
     const i = Array.from({ length: v.chainCount }, (_, k) => v.chainName(k)).indexOf('cluster-ips-check');
-    expect(v.rules(i)[0].foreign).toEqual({ setRefs: ['cluster-ips'] });
-    expect(v.rules(i)[1].text).toBeDefined();
+    expect(v.rules(i)[0].body).toEqual({ foreign: { setRefs: ['cluster-ips'] } });
+    expect(v.rules(i)[1].body).toHaveProperty('text');
   });
 
   it('comments beyond ASCII and rules enough for many joined pieces of text read as the long way reads them', () => {

@@ -267,13 +267,13 @@ export class LiveReader {
       // Its key, if the diff needs one, is made from these statements (ruleKey): they
       // were just checked to write back as the listing's canonical form.
       const { stmts } = readStmts(body.expr ?? null, t.family);
-      rule = { chain: chainName, stmts, handle: body.handle };
+      rule = { chain: chainName, body: { stmts }, handle: body.handle };
       if (body.comment !== undefined) rule.comment = body.comment as string;
     } catch (e) {
       if (!(e instanceof Unreadable) || !Array.isArray(body.expr)) throw e;
       // Drift: a rule changed by hand to something kproxc does not write. It is a rule of
       // our chain all the same, so the diff repairs it instead of refusing the table.
-      rule = { chain: chainName, stmts: [], handle: body.handle, foreign: { setRefs: setNamesIn(body.expr) } };
+      rule = { chain: chainName, body: { foreign: { setRefs: setNamesIn(body.expr) } }, handle: body.handle };
       rememberRuleKey(rule, `foreign rule ${body.handle}`);
     }
     if (this.sink) this.sink.rule(t.family, c, rule);

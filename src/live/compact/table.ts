@@ -15,7 +15,7 @@ import type { Family, Stmt } from '../../nft/expr.js';
 import type { ElementLines } from './elements.js';
 import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from '../checked/reader.js';
 import { elementValueKey, printedRules, samePrintedRules, type LiveSet, type LiveTableView } from '../view.js';
-import type { BaseChainSpec, DataType, Element, KeyPart, NftSet, Rule, Table } from '../../nft/objects.js';
+import { ruleStmts, type BaseChainSpec, type DataType, type Element, type KeyPart, type NftSet, type Rule, type RuleBody, type Table } from '../../nft/objects.js';
 import { keyString, type ChainContents } from '../../nft/ruleset.js';
 import { RULE_INDENT } from '../../nft/nested-text.js';
 import { ruleBodyText } from '../../nft/text.js';
@@ -188,12 +188,13 @@ class CompactRules implements RuleSink {
 
   rule(family: Family, chain: ChainContents, rule: Rule): void {
     const rules = this.of(family);
-    if (rule.foreign) {
-      rules.add(chain, rule.handle!, rule.comment, '', { foreign: rule.foreign });
+    if ('foreign' in rule.body) {
+      rules.add(chain, rule.handle!, rule.comment, '', { foreign: rule.body.foreign });
       return;
     }
-    const text = textStandingFor(rule.stmts, rule.comment, family);
-    if (text === null) rules.add(chain, rule.handle!, rule.comment, '', { stmts: rule.stmts });
+    const stmts = ruleStmts(rule);
+    const text = textStandingFor(stmts, rule.comment, family);
+    if (text === null) rules.add(chain, rule.handle!, rule.comment, '', { stmts });
     else rules.add(chain, rule.handle!, rule.comment, text);
   }
 }
@@ -421,13 +422,10 @@ class CompactView implements LiveTableView {
     const c = this.c;
     const odd = this.odd.get(r);
     const start = r === 0 ? 0 : c.commentEnd[r - 1];
-    const rule: Rule = { chain, stmts: odd?.stmts ?? [], handle: c.handles[r] };
-    if (!odd) rule.text = c.texts.slice(start + LINE_START, c.textEnd[r] - LINE_END);
+    const body: RuleBody = !odd ? { text: c.texts.slice(start + LINE_START, c.textEnd[r] - LINE_END) } : odd.foreign ? { foreign: odd.foreign } : { stmts: odd.stmts ?? [] };
+    const rule: Rule = { chain, body, handle: c.handles[r] };
     if (c.hasComment[r] === 1) rule.comment = c.texts.slice(c.textEnd[r], c.commentEnd[r]);
-    if (odd?.foreign) {
-      rule.foreign = odd.foreign;
-      rememberRuleKey(rule, `foreign rule ${rule.handle}`);
-    }
+    if ('foreign' in body) rememberRuleKey(rule, `foreign rule ${rule.handle}`);
     return rule;
   }
 }
