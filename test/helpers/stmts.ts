@@ -50,7 +50,7 @@ const verdictArb: fc.Arbitrary<Verdict> = fc.oneof(
   fc.constantFrom('drop', 'accept', 'return').map((kind) => ({ kind }) as Verdict),
 );
 
-/** A right-hand side that fits the left, as kproxc writes one (and json-read.ts reads one). */
+/** A right-hand side that fits the left, as kproxc writes one (and live/checked/json.ts reads one). */
 function valueFor(left: Expr): fc.Arbitrary<Value> {
   const ref = nameArb.map((name): Value => ({ t: 'setref', name }));
   switch (left.t) {

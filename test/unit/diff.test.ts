@@ -1,5 +1,5 @@
 // The diff on hand-made tables: which operations, in which order (the order measured on
-// nft 1.0.6, see src/nft/diff.ts), and when a chain is rewritten rule by rule.
+// nft 1.0.6, see src/diff/diff.ts), and when a chain is rewritten rule by rule.
 import { describe, expect, it } from 'vitest';
 import { parseIP } from '../../src/net/ip.js';
 import { diffTables } from '../../src/diff/diff.js';

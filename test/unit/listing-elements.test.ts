@@ -1,5 +1,5 @@
-// A set's elements read straight from the listing text (src/nft/listing-elements.ts) must be
-// what reading them as JSON (json-read.ts readElement) gives: the same keys and values, in
+// A set's elements read straight from the listing text (src/live/compact/elements.ts) must be
+// what reading them as JSON (live/checked/json.ts readElement) gives: the same keys and values, in
 // the same order (compareKeys), or nothing.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
-// A rule's listing text straight to kproxc's rule text (src/nft/listing-rules.ts) must give
-// exactly what reading the JSON (json-read.ts) and printing it (text.ts) give, or nothing.
+// A rule's listing text straight to kproxc's rule text (src/live/compact/rules.ts) must give
+// exactly what reading the JSON (live/checked/json.ts) and printing it (text.ts) give, or nothing.
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
-// The compact live read (live-scan.ts, live-compact.ts, live-read.ts) against the long way
-// (live.ts readLive): the same rules, sets and elements, and the same diff, on every
-// captured listing; problems leave the listing to the long way.
+// The compact live read (src/live/compact/) against the checked reader (src/live/checked/),
+// readLive: the same rules, sets and elements, and the same diff, on every
+// captured listing; problems leave the listing to the checked reader.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
