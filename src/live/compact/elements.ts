@@ -6,7 +6,7 @@
 //
 // Only nft's exact spelling of what kproxc writes is read here (canonical addresses, names
 // kproxc writes, comments without escapes); anything else is null, and the set is read
-// the long way (checked/json.ts readElement), which reports what it does not understand.
+// the checked reader (checked/json.ts readElement), which reports what it does not understand.
 import { formatIP, parseIP } from '../../net/ip.js';
 import type { DataType, KeyPart, NftSet } from '../../nft/objects.js';
 import { elementSortKey } from '../../nft/ruleset.js';

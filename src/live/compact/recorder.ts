@@ -6,7 +6,7 @@
 // order, its spacing, names and comments without escapes, canonical addresses), and for
 // each of those the text is what checked/json.ts and text.ts together make of it. Anything
 // else (ranges, interface names, a hand-made counter, another nft's spelling) is null, and
-// the rule is read the long way, as JSON.
+// the rule is read as JSON by the checked reader.
 import { formatCIDR, formatIP, parseCIDR, parseIP } from '../../net/ip.js';
 import type { Family } from '../../nft/expr.js';
 import { markHex } from '../../nft/text.js';

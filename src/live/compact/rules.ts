@@ -6,7 +6,7 @@
 //
 // A large listing has few shapes of rules (22 at 10,000 Services) that differ only in
 // names, addresses and numbers. The first rule of each shape is read statement by
-// statement (recorder.ts, which says what is read and what is left to the long way); that
+// statement (recorder.ts, which says what is read and what is left to the checked reader); that
 // reading is recorded as a shape: one regular expression for the whole item, its values
 // captured, and how the text is made of them. Later rules of the shape are read with that
 // one expression.

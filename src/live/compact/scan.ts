@@ -24,7 +24,7 @@ const PLAIN_CHAIN = new RegExp(`\\{"chain": \\{"family": "([a-z0-9]+)", "table":
 const ITEM_START = /\}, \{"[a-z ]+": \{"family": "/g;
 // Items parsed by JSON.parse are gathered up to about this many characters.
 const BATCH_CHARS = 1 << 20;
-// Larger runs of such items are left to the long way (parsing them at once holds them whole).
+// Larger runs of such items are left to the checked reader (parsing them at once holds them whole).
 const MAX_ITEM_CHARS = 64 << 20;
 const NOWHERE: ItemText = { text: '', line: 1, col: 1 };
 const R = 0x72;
@@ -42,7 +42,7 @@ class Scan {
   /** The items waiting for JSON.parse: from `waiting` (-1 when none) to `waitingEnd`. */
   private waiting = -1;
   private waitingEnd = -1;
-  /** Set when waiting items are not JSON: the listing must be read the long way. */
+  /** Set when waiting items are not JSON: the listing must be read by the checked reader. */
   private failed = false;
   private readonly rules: ListingRuleReader;
 
@@ -140,7 +140,7 @@ class Scan {
   /**
    * The item at pos, left for JSON.parse: up to where the next item starts. Text that is
    * not spaced as nft spaces it has no such places, and is one item to the end: parsed
-   * whole when that is not too large, else read the long way, which streams it.
+   * whole when that is not too large, else read by the checked reader, which streams it.
    */
   private wait(): void {
     if (this.waiting < 0) this.waiting = this.pos;
@@ -175,7 +175,7 @@ export function itemsRange(text: string): { start: number; end: number } | null 
   return start <= end ? { start, end } : null;
 }
 
-/** Reads the listing into the reader (of our table `tableName`); false when it must be read the long way instead. */
+/** Reads the listing into the reader (of our table `tableName`); false when it must be read by the checked reader instead. */
 export function scanListing(text: string, reader: LiveReader, tableName: string): boolean {
   const range = itemsRange(text);
   return range !== null && new Scan(text, reader, tableName, range.start, range.end).run();

@@ -21,7 +21,7 @@ const WORKER_BYTES = 8 * 2 ** 20;
 
 const NOT_READ: CompactRead = { tables: [], problemsIn: [], readable: false };
 
-/** A listing's text read compactly; not readable when it must be read the long way. */
+/** A listing's text read compactly; not readable when it must be read by the checked reader. */
 export function readCompactText(text: string, tableName: string): CompactRead {
   return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH });
 }
@@ -49,7 +49,7 @@ export function transferables(tables: CompactTable[]): ArrayBuffer[] {
 export interface PendingRead {
   result(): Promise<CompactRead>;
   /**
-   * The listing again, for the long way, when it was read from something that cannot be
+   * The listing again, for the checked reader, when it was read from something that cannot be
    * read twice (a pipe, as in `--live <(nft -j list ruleset)`).
    */
   readonly again?: () => Iterable<string>;
@@ -73,7 +73,7 @@ export function startCompactRead(file: string, tableName: string, workerBytes = 
   try {
     stat = fs.statSync(file);
   } catch {
-    return settled(NOT_READ); // reported by the long way
+    return settled(NOT_READ); // reported by the checked reader
   }
   if (!stat.isFile()) return readOnce(file, tableName);
   if (stat.size < workerBytes || !fs.existsSync(fileURLToPath(WORKER_URL))) {
@@ -98,7 +98,7 @@ function readOnce(file: string, tableName: string): PendingRead {
   try {
     bytes = fs.readFileSync(file);
   } catch {
-    return settled(NOT_READ); // a directory, say: reported by the long way
+    return settled(NOT_READ); // a directory, say: reported by the checked reader
   }
   return { ...settled(readCompactBytes(bytes, tableName)), again: () => bufferChunks(bytes) };
 }

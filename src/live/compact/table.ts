@@ -7,7 +7,7 @@
 // Each rule is kept as the text ruleBodyText prints for it, in the line the diff's table
 // prints for it (RULE_INDENT, the text, a newline), so that a chain's rules compare with
 // the wanted chain's lines as one string. A rule whose statements that text cannot stand
-// for (one kproxc would not print, read the long way) keeps its statements instead, and a
+// for (one kproxc would not print, read by the checked reader) keeps its statements instead, and a
 // foreign rule its set references, as checked/reader.ts reads them.
 import { parseIP } from '../../net/ip.js';
 import { rememberRuleKey, stmtsKey } from '../../nft/canonical.js';
@@ -244,7 +244,7 @@ function compactTable(t: LiveTable, rules: FamilyRules, elements: Map<string, El
   };
 }
 
-/** The result of a compact read: the tables, or the problems that need the long way. */
+/** The result of a compact read: the tables, or the problems that need the checked reader. */
 export interface CompactRead {
   tables: CompactTable[];
   /** Families of our tables with a problem, and 'any' for one outside them. */
@@ -256,7 +256,7 @@ export interface CompactRead {
 /**
  * Reads a listing with `read` into compact tables.
  * A listing with problems (or one the compact form cannot hold) is for the caller to read
- * again the long way, for diagnostics with positions: the compact read does not know them.
+ * again by the checked reader, for diagnostics with positions: the compact read does not know them.
  */
 export function readCompact(read: (reader: LiveReader) => boolean, filter: LiveFilter): CompactRead {
   const sink = new CompactRules();
