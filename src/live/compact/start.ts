@@ -65,7 +65,7 @@ const settled = (read: CompactRead): PendingRead => ({ result: () => Promise.res
  * Starts reading a listing file compactly: on a worker thread when it is large (and the
  * worker's module is there: not when running from the TypeScript sources), else at once
  * on this thread. Any failure (a file that cannot be read, a crashed thread) gives a
- * result that is not readable, and the caller reads the file the long way, which reports
+ * result that is not readable, and the caller reads the file with the checked reader, which reports
  * the problem properly.
  */
 export function startCompactRead(file: string, tableName: string, workerBytes = WORKER_BYTES): PendingRead {
