@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileTables, loadModel } from '../src/compile.js';
 import { canonicalStmt } from '../src/nft/canonical.js';
+import { ruleStmts } from '../src/nft/objects.js';
 import { stmtJson, type Json } from '../src/nft/json.js';
 import { GOLDEN, listFixtures } from './helpers/fixtures.js';
 import { kproxc } from './helpers/kproxc.js';
@@ -50,7 +51,7 @@ describe('golden rulesets load into real nft', () => {
             const liveRules = live
               .filter((x) => x.rule && x.rule.family === t.table.family && x.rule.chain === c.chain.name)
               .map((x) => ({ expr: (x.rule.expr as Json[]).map(canonicalStmt), comment: x.rule.comment }));
-            const ours = c.rules.map((r) => ({ expr: r.stmts.map((s) => canonicalStmt(stmtJson(s, t.table.family))), comment: r.comment }));
+            const ours = c.rules.map((r) => ({ expr: ruleStmts(r).map((s) => canonicalStmt(stmtJson(s, t.table.family))), comment: r.comment }));
             expect(liveRules, `chain ${t.table.family} ${c.chain.name}`).toEqual(ours);
           }
         }

@@ -9,7 +9,7 @@ import { InternalError } from '../src/diag/diagnostic.js';
 import { parseCIDR, parseIP, type IP } from '../src/net/ip.js';
 import type { Expr, Stmt, Value } from '../src/nft/expr.js';
 import { TableBuilder, type TableContents } from '../src/nft/ruleset.js';
-import type { BaseChainSpec, Hook } from '../src/nft/objects.js';
+import { ruleStmts, type BaseChainSpec, type Hook } from '../src/nft/objects.js';
 import { compileProgram } from '../src/trace/nft/program.js';
 import type { PacketState } from '../src/trace/nft/state.js';
 import { compileStmt, TRACED_STMT_KINDS } from '../src/trace/nft/stmts.js';
@@ -121,7 +121,7 @@ describe('every rule the compiler emits', () => {
         const dst = t.table.family === 'ip' ? '172.30.0.41' : 'fd00:172:30::41';
         for (const c of t.chains) {
           for (const r of c.rules) {
-            for (const st of r.stmts) {
+            for (const st of ruleStmts(r)) {
               seen.add(st.t);
               // And every statement evaluates on a packet of its family.
               expect(() => compileStmt(st, index)(state({ src, dst }), env), `${c.chain.name}: ${JSON.stringify(st)}`).not.toThrow();

@@ -1,13 +1,9 @@
 // The work of `kproxc diff`: the nft transaction that turns the live tables (as
 // `nft -j list ruleset` prints them) into what `compile` would load.
-import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
+import type { Diagnostic } from '../diag/diagnostic.js';
 import { compilePrintedTables, failOnWarnings, loadModel } from '../compile.js';
-import { fileChunks } from '../input/chunks.js';
-import { diffLive } from '../nft/diff.js';
-import { readLive } from '../nft/live.js';
-import { compactView } from '../nft/live-compact.js';
-import { readCompactText, startCompactRead, type PendingRead } from '../nft/live-read.js';
-import { contentsView, type LiveTableView } from '../nft/live-view.js';
+import { diffLive } from '../diff/diff.js';
+import { readLiveTables, startCompactRead } from '../live/index.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { transactionText } from '../nft/text.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
@@ -27,31 +23,6 @@ function desiredTables(io: Io, files: string[], o: DiffCommandOptions): { tables
   return { tables, warnings };
 }
 
-/**
- * The live tables the diff needs. The compact read (started before the snapshot was
- * compiled, for a file) serves unless the listing has a problem in those tables or is not
- * plain `nft -j` output: then it is read the long way, which reports problems with their
- * positions, exactly as it always has.
- */
-async function liveTables(io: Io, live: string, pending: PendingRead | null, tables: TableContents[], tableName: string): Promise<LiveTableView[]> {
-  const families = tables.map((t) => t.table.family);
-  const stdin = live === '-' ? stdinText(io) : '';
-  const read = pending ? await pending.result() : readCompactText(stdin, tableName);
-  const relevant = read.problemsIn.some((p) => p === 'any' || families.includes(p));
-  if (read.readable && !relevant) return read.tables.filter((t) => families.includes(t.table.family)).map(compactView);
-  const name = live === '-' ? '<stdin>' : live;
-  const filter = { tableName, families };
-  try {
-    return readLive(live === '-' ? [stdin] : (pending?.again?.() ?? fileChunks(live)), name, filter).map(contentsView);
-  } catch (e) {
-    // A file that cannot be opened or read (missing, a directory, no permission).
-    const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code !== 'string') throw e;
-    const message = code === 'ENOENT' ? 'no such file or directory' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${code}`;
-    throw new UserInputError([{ severity: 'error', pos: { file: name, line: 1, col: 1 }, message }]);
-  }
-}
-
 /** `kproxc diff --backend nftables`. */
 export async function runDiff(io: Io, files: string[], o: DiffCommandOptions): Promise<ExitCode> {
   const live = o.live;
@@ -65,7 +36,7 @@ export async function runDiff(io: Io, files: string[], o: DiffCommandOptions): P
     throw e;
   }
   const { tables, warnings } = desired;
-  const liveViews = await liveTables(io, live, pending, tables, o.tableName);
+  const liveViews = await readLiveTables({ path: live, pending, stdin: () => stdinText(io) }, { tableName: o.tableName, families: tables.map((t) => t.table.family) });
   const { now, later } = diffLive(tables, liveViews, { twoPhase: o.twoPhase !== undefined });
   printDiagnostics(io, warnings);
   emit(io, o.output, transactionText(now));

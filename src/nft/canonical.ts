@@ -108,9 +108,11 @@ export function rememberRuleKey(rule: Rule, key: string): void {
  * so failing to read it is a bug.
  */
 export function ruleStatements(rule: Rule): Stmt[] {
-  if (rule.stmts.length > 0 || rule.text === undefined) return rule.stmts;
-  const stmts = readRuleText(rule.text);
-  if (!stmts) throw new InternalError(`rule text in ${rule.chain} cannot be read back: ${rule.text.slice(0, 200)}`);
+  const b = rule.body;
+  if ('stmts' in b) return b.stmts;
+  if ('foreign' in b) return [];
+  const stmts = readRuleText(b.text);
+  if (!stmts) throw new InternalError(`rule text in ${rule.chain} cannot be read back: ${b.text.slice(0, 200)}`);
   return stmts;
 }
 
@@ -128,12 +130,13 @@ const canonicalOfText = { ip: new Map<string, string>(), ip6: new Map<string, st
 export function ruleKey(rule: Rule, family: Family): string {
   const known = knownKeys.get(rule);
   if (known !== undefined) return known;
-  if (rule.stmts.length > 0 || rule.text === undefined) return stmtsKey(rule.stmts, rule.comment, family);
+  const b = rule.body;
+  if (!('text' in b)) return stmtsKey(ruleStatements(rule), rule.comment, family);
   const cache = canonicalOfText[family];
-  let canonical = cache.get(rule.text);
+  let canonical = cache.get(b.text);
   if (canonical === undefined) {
     canonical = JSON.stringify(ruleStatements(rule).map((s) => canonicalStmt(stmtJson(s, family))));
-    cache.set(rule.text, canonical);
+    cache.set(b.text, canonical);
   }
   // The same string keyOf makes: JSON.stringify([canonical, comment]).
   return `[${canonical},${JSON.stringify(rule.comment ?? null)}]`;

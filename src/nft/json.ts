@@ -7,7 +7,7 @@
 // left out; base chain priorities are integers.
 import { addressBits, formatIP } from '../net/ip.js';
 import type { Expr, Family, Stmt, Value, Verdict } from './expr.js';
-import type { Element, KeyPart, NftSet } from './objects.js';
+import { ruleStmts, type Element, type KeyPart, type NftSet } from './objects.js';
 import type { Op, Transaction } from './transaction.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -151,7 +151,7 @@ export function opJson(op: Op): Json {
       return { [op.verb]: { [op.set.kind]: { ...base, name: op.set.name } } };
     case 'rule': {
       if (op.verb === 'delete') return { delete: { rule: { ...base, chain: op.rule.chain, handle: op.rule.handle } } };
-      const body: { [k: string]: Json } = { ...base, chain: op.rule.chain, expr: op.rule.stmts.map((s) => stmtJson(s, tableRef.family)) };
+      const body: { [k: string]: Json } = { ...base, chain: op.rule.chain, expr: ruleStmts(op.rule).map((s) => stmtJson(s, tableRef.family)) };
       if (op.rule.comment !== undefined) body.comment = op.rule.comment;
       return { add: { rule: body } };
     }

@@ -20,11 +20,11 @@
 // come in the order they are made, which follows the model's sorted Service ports, so a
 // Service's chains stand together.
 //
-// fullReplaceText prints tables with their statements; text-writer.ts prints the same
-// bytes from a table kept as text, through the line openers below.
+// text-writer.ts prints it from a table kept as text, through the line openers below; the
+// tests hold it to a reference printer that prints tables with their statements
+// (test/helpers/nested-text.ts).
 import type { Chain, NftSet, Table } from './objects.js';
-import type { TableContents } from './ruleset.js';
-import { StringOut, tableLine, tableWords, writeBaseChainSpec, writeElementLine, writeRule, writeSetSpec, type TextOut } from './text.js';
+import { tableLine, tableWords, writeBaseChainSpec, writeSetSpec, type TextOut } from './text.js';
 
 /** What begins each rule's line inside its chain's block. */
 export const RULE_INDENT = '\t\t';
@@ -70,35 +70,4 @@ export function writeSetInBlock(o: TextOut, s: NftSet): void {
   o.name(s.name);
   o.str(' ');
   writeSetSpec(o, s);
-}
-
-/** The full replace of these tables in the nested syntax, from their statements. */
-export function fullReplaceText(tables: TableContents[]): string {
-  const o = new StringOut();
-  for (const t of tables) {
-    o.str(removalLines(t.table));
-    o.str(tableBlockOpen(t.table));
-    for (const s of t.sets) {
-      writeSetInBlock(o, s.set);
-      o.str('\n');
-    }
-    for (const c of t.chains) {
-      writeChainBlockOpen(o, c.chain);
-      for (const r of c.rules) {
-        o.str(RULE_INDENT);
-        writeRule(o, r);
-        o.str('\n');
-      }
-      o.str(CHAIN_BLOCK_CLOSE);
-    }
-    o.str(TABLE_BLOCK_CLOSE);
-    const words = tableWords(t.table);
-    for (const s of t.sets) {
-      for (const e of s.elements) {
-        writeElementLine(o, 'add', words, s.set, e);
-        o.str('\n');
-      }
-    }
-  }
-  return o.text;
 }

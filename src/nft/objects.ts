@@ -71,21 +71,33 @@ export interface Element {
   comment?: string;
 }
 
+/**
+ * What a rule holds: its statements; or only their nft text, for a rule whose statements
+ * were not kept (the diff compares and prints the rules of a large table by their text);
+ * or, for a live rule with statements kproxc never writes (a hand-made change such as a
+ * counter), the sets it names: such a rule is never equal to a wanted one, and the diff
+ * replaces it.
+ */
+export type RuleBody = { stmts: Stmt[] } | { text: string } | { foreign: { setRefs: string[] } };
+
 export interface Rule {
+  chain: string;
+  body: RuleBody;
+  comment?: string;
+  handle?: number; // only for rules read from a live listing
+}
+
+/** A rule as the backends make it: always with its statements. */
+export interface NewRule {
   chain: string;
   stmts: Stmt[];
   comment?: string;
-  handle?: number; // only for rules read from a live listing
-  /**
-   * The statements as nft text, for a rule whose statements were not kept (stmts is then
-   * empty): the diff compares and prints the rules of a large table by their text.
-   */
-  text?: string;
-  /**
-   * A live rule with statements kproxc never writes (a hand-made change such as a counter):
-   * it is never equal to a wanted rule, so the diff replaces it. Holds the sets it names.
-   */
-  foreign?: { setRefs: string[] };
+}
+
+/** The statements of a rule made with them; a rule kept otherwise here is our bug. */
+export function ruleStmts(r: Rule): Stmt[] {
+  if ('stmts' in r.body) return r.body.stmts;
+  throw new InternalError(`rule of ${r.chain} has no statements kept`);
 }
 
 export function makeChain(c: Chain): Chain {
@@ -103,7 +115,7 @@ export function makeSet(s: NftSet): NftSet {
 
 // A rule's chain and an element's set are not checked here: TableBuilder takes them only
 // when that chain or set exists, whose name was checked when it was made.
-export function makeRule(r: Rule): Rule {
+export function makeRule(r: NewRule): NewRule {
   checkComment(r.comment);
   if (r.stmts.length === 0) throw new InternalError(`empty rule in chain ${r.chain}`);
   return r;

@@ -2,7 +2,7 @@
 // each rule's text and comment sliced from its line when compared (strings that die
 // young), and Rule objects made only for the chains that changed.
 import type { Chain, Rule } from './objects.js';
-import { NO_STATEMENTS, type ChainContents, type PrintedRules } from './ruleset.js';
+import type { ChainContents, PrintedRules } from './ruleset.js';
 import { COMMENT_OPEN } from './text.js';
 import type { PrintedItems } from './text-table.js';
 
@@ -103,7 +103,7 @@ class PrintedChain implements ChainContents, PrintedRules {
     if (!this.made) {
       this.made = [];
       for (let k = 0; k < this.count; k++) {
-        const r: Rule = { chain: this.chain.name, stmts: NO_STATEMENTS, text: this.text(k) };
+        const r: Rule = { chain: this.chain.name, body: { text: this.text(k) } };
         const comment = this.comment(k);
         if (comment !== undefined) r.comment = comment;
         this.made.push(r);

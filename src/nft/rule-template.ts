@@ -6,7 +6,7 @@
 import { InternalError } from '../diag/diagnostic.js';
 import { formatIP, ipFromBytes, parseIP, type IP } from '../net/ip.js';
 import type { Stmt } from './expr.js';
-import { StringOut, writeRule, type TextOut } from './text.js';
+import { StringOut, writeRuleBody, type TextOut } from './text.js';
 
 export class AddressPortRule {
   /** make(ip, port): the rule's statements; they may use ip and port only as values. */
@@ -32,11 +32,11 @@ const MARK_PORT = -7;
  */
 export function rulePieces(t: AddressPortRule, ip: IP, port: number): RulePieces {
   const rec = new PieceRecorder(MARK_ADDRESS[ip.family]);
-  writeRule(rec, { chain: '', stmts: t.make(MARK_ADDRESS[ip.family], MARK_PORT) });
+  writeRuleBody(rec, t.make(MARK_ADDRESS[ip.family], MARK_PORT));
   const pieces = rec.finish();
   for (const [a, p] of [[ip, port], [OTHER_ADDRESS[ip.family], OTHER_PORT]] as const) {
     const usual = new StringOut();
-    writeRule(usual, { chain: '', stmts: t.make(a, p) });
+    writeRuleBody(usual, t.make(a, p));
     const filled = filledText(pieces, a, p);
     if (filled !== usual.text) throw new InternalError(`rule template prints ${JSON.stringify(filled)}, not ${JSON.stringify(usual.text)}`);
   }

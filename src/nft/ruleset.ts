@@ -1,18 +1,19 @@
 // The contents of one table, built with checks: every rule's chain exists, every jump,
 // goto, @set and vmap names an object of the table, and no key is given two values.
-// Order never depends on insertion: the writer sorts chains, sets and elements.
+// Chains stay in the order they were made (the order the output prints them and nft lists
+// them); sets are sorted by name and elements by key.
 import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP, type IP } from '../net/ip.js';
 import type { AddressPortRule } from './rule-template.js';
 import { NameIndex } from './name-index.js';
-import { inNameOrder, sortedOrder } from './sort-names.js';
-import { ruleBodyText } from './text.js';
+import { inNameOrder } from './sort-names.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
 import {
   type Chain,
   type Element,
   type KeyPart,
   type NftSet,
+  type NewRule,
   type Rule,
   type Table,
   makeChain,
@@ -50,30 +51,12 @@ export interface PrintedRules {
   block?(): string | null;
 }
 
-/** A chain's rules as PrintedRules, kept printed or not. */
-export function printedRules(c: ChainContents): PrintedRules {
-  if (c.printed) return c.printed;
-  const rules = c.rules;
-  return { count: rules.length, text: (k) => rules[k].text ?? ruleBodyText(rules[k].stmts), comment: (k) => rules[k].comment };
-}
-
-/**
- * The chains sorted by name when first asked for, for a TableContents' `chains` getter: a
- * diff that walks the chains in the order made never sorts them.
- */
-export function byNameWhenAsked(chains: ChainContents[]): () => ChainContents[] {
-  let byName: ChainContents[] | undefined;
-  return () => (byName ??= inNameOrder(chains, (c) => c.chain.name));
-}
-
 export interface TableContents {
   table: Table;
   /**
-   * The diff's table: its chains in the order they were made, the order nft lists the
-   * chains of a table it loaded from kproxc's output.
+   * In the order made: the order the output prints them, and the order nft lists the
+   * chains of a table it loaded from kproxc's output (a live table's are in the order listed).
    */
-  madeChains?: ChainContents[];
-  /** Sorted by name, but in a table compiled for output (finishAsMade), in the order made. */
   chains: ChainContents[];
   sets: SetContents[]; // sorted by name
 }
@@ -154,7 +137,7 @@ export abstract class BaseTableBuilder {
   constructor(readonly table: Table) {}
 
   /** Keeps a checked rule of chain number `chain`. */
-  protected abstract keepRule(chain: number, r: Rule): void;
+  protected abstract keepRule(chain: number, r: NewRule): void;
 
   /** Creates the chain, or returns the one of that name (kube-proxy's ensureChain). */
   chain(c: Chain): void {
@@ -192,7 +175,7 @@ export abstract class BaseTableBuilder {
     this.sets.set(s.name, { set: makeSet(s), elements: new Map() });
   }
 
-  rule(r: Rule): void {
+  rule(r: NewRule): void {
     const chain = this.ruleChainNumber(r.chain);
     makeRule(r);
     this.referrer = 'rule in';
@@ -259,12 +242,6 @@ export abstract class BaseTableBuilder {
     return true;
   }
 
-  /** The chain numbers in the order of their names, after checking every reference. */
-  protected chainOrder(): Int32Array {
-    this.checkReferences();
-    return sortedOrder(this.chainList.map((c) => c.name));
-  }
-
   /** The chain numbers in the order the chains were made, after checking every reference. */
   protected madeOrder(): Int32Array {
     this.checkReferences();
@@ -289,9 +266,6 @@ export abstract class BaseTableBuilder {
   }
 }
 
-/** The statements of a rule kept as its text (Rule.text). */
-export const NO_STATEMENTS: Stmt[] = Object.freeze([]) as unknown as Stmt[];
-
 /** A table with every rule's statements: JSON output and tracing. */
 export class TableBuilder extends BaseTableBuilder {
   private readonly chainRules: Rule[][] = [];
@@ -300,21 +274,15 @@ export class TableBuilder extends BaseTableBuilder {
     this.chainRules.push([]);
   }
 
-  protected keepRule(chain: number, r: Rule): void {
-    this.chainRules[chain].push(r);
+  protected keepRule(chain: number, r: NewRule): void {
+    const rule: Rule = { chain: r.chain, body: { stmts: r.stmts } };
+    if (r.comment !== undefined) rule.comment = r.comment;
+    this.chainRules[chain].push(rule);
   }
 
-  /** The table, its chains sorted by name (as the diff pairs them with a live table's). */
+  /** The table, its chains in the order they were made. */
   finish(): TableContents {
-    return this.contentsIn(this.chainOrder());
-  }
-
-  /** The table, its chains in the order they were made: the order the output prints them. */
-  finishAsMade(): TableContents {
-    return this.contentsIn(this.madeOrder());
-  }
-
-  private contentsIn(order: Int32Array): TableContents {
+    const order = this.madeOrder();
     const chains: ChainContents[] = new Array(order.length);
     for (let i = 0; i < order.length; i++) chains[i] = { chain: this.chainList[order[i]], rules: this.chainRules[order[i]] };
     return { table: this.table, chains, sets: this.sortedSets() };

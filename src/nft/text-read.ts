@@ -117,7 +117,7 @@ function address(word: string): Value {
   return { t: 'ip', ip };
 }
 
-/** The right-hand side of a match: what it may be depends on the left, as json-read.ts reads it. */
+/** The right-hand side of a match: what it may be depends on the left, as live/checked/json.ts reads it. */
 function value(t: Tokens, left: Expr): Value {
   const w = t.next();
   if (w.startsWith('@')) return { t: 'setref', name: name(w.slice(1)) };

@@ -7,10 +7,10 @@
 // a chain's opening lines and the rules added right after them are printed out as one
 // piece.
 import { InternalError } from '../diag/diagnostic.js';
-import type { Chain, Rule, Table } from './objects.js';
-import { BaseTableBuilder, byNameWhenAsked, type SetContents, type TableContents } from './ruleset.js';
+import type { Chain, NewRule, Rule, Table } from './objects.js';
+import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
-import { tableWords, writeComment, writeElementLine, writeRuleText } from './text.js';
+import { tableWords, writeComment, writeElementLine, writeRuleBody } from './text.js';
 import { CHAIN_BLOCK_CLOSE, RULE_INDENT, writeChainBlockOpen, writeSetInBlock } from './nested-text.js';
 import { Utf8Out } from './utf8-out.js';
 import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
@@ -102,9 +102,9 @@ export class TextTableBuilder extends BaseTableBuilder {
     this.ruleChain.push(number);
   }
 
-  protected keepRule(chain: number, r: Rule): void {
+  protected keepRule(chain: number, r: NewRule): void {
     const store = this.beginLine();
-    writeRuleText(store, r);
+    writeRuleBody(store, r.stmts);
     if (r.comment !== undefined) {
       this.commentAt.set(store.count, store.itemLength());
       writeComment(store, r.comment);
@@ -167,10 +167,8 @@ export class TextTableBuilder extends BaseTableBuilder {
   }
 
   /**
-   * The table as the diff reads it: its chains in the order made, and in name order (sorted
-   * when first asked for: the diff pairs the chains in the order made when the live table
-   * is in that order too), each with its rules' text and comment read back from the
-   * printed lines when asked for (strings that die young, where a Rule and a string per
+   * The table as the diff reads it: its chains in the order made, each with its rules'
+   * text and comment read back from the printed lines when asked for (strings that die young, where a Rule and a string per
    * rule would be copied by every collection until the end).
    */
   contents(): TableContents {
@@ -179,16 +177,8 @@ export class TextTableBuilder extends BaseTableBuilder {
     const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt);
     // Past each chain's opening lines, its first item, when they are printed.
     const past = this.purpose === 'output' ? 1 : 0;
-    const madeChains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + past, first[i + 1], RULE_INDENT.length));
-    const byName = byNameWhenAsked(madeChains);
-    return {
-      table: this.table,
-      madeChains,
-      get chains() {
-        return byName();
-      },
-      sets: this.sortedSets(),
-    };
+    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + past, first[i + 1], RULE_INDENT.length));
+    return { table: this.table, chains, sets: this.sortedSets() };
   }
 }
 

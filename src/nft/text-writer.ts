@@ -11,8 +11,9 @@ import { CHAIN_BLOCK_CLOSE, TABLE_BLOCK_CLOSE, removalLines, tableBlockOpen } fr
 const RUN_BYTES = 1 << 13;
 
 /**
- * fullReplaceText of tables as text, the same as fullReplaceText of the same tables built
- * with their statements, as chunks of bytes when the writer runs.
+ * The full replace of tables as text (nested-text.ts), as chunks of bytes when the writer
+ * runs: the same bytes as the reference printer of the tests prints from the same tables
+ * built with their statements.
  */
 export function fullReplaceBytes(tables: TableText[]): ChunkWriter {
   return (sink) => {

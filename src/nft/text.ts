@@ -211,8 +211,10 @@ export function writeRule(o: TextOut, r: Rule): void {
 
 /** A rule's statements (or its text, for a rule kept as text), without its comment. */
 export function writeRuleText(o: TextOut, r: Rule): void {
-  if (r.text !== undefined && r.stmts.length === 0) o.str(r.text);
-  else writeRuleBody(o, r.stmts);
+  const b = r.body;
+  if ('text' in b) o.str(b.text);
+  else if ('stmts' in b) writeRuleBody(o, b.stmts);
+  else throw new InternalError(`a foreign rule of ${r.chain} is never written`);
 }
 
 /** What follows a rule's statements, or an element's key, when it has a comment. */
@@ -224,7 +226,8 @@ export function writeComment(o: TextOut, comment: string): void {
   o.str('"');
 }
 
-function writeRuleBody(o: TextOut, stmts: Stmt[]): void {
+/** Statements as nft text, one after another. */
+export function writeRuleBody(o: TextOut, stmts: Stmt[]): void {
   for (let i = 0; i < stmts.length; i++) {
     if (i > 0) o.str(' ');
     writeStmt(o, stmts[i]);

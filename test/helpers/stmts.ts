@@ -50,7 +50,7 @@ const verdictArb: fc.Arbitrary<Verdict> = fc.oneof(
   fc.constantFrom('drop', 'accept', 'return').map((kind) => ({ kind }) as Verdict),
 );
 
-/** A right-hand side that fits the left, as kproxc writes one (and json-read.ts reads one). */
+/** A right-hand side that fits the left, as kproxc writes one (and live/checked/json.ts reads one). */
 function valueFor(left: Expr): fc.Arbitrary<Value> {
   const ref = nameArb.map((name): Value => ({ t: 'setref', name }));
   switch (left.t) {
@@ -77,21 +77,34 @@ const matchArb: fc.Arbitrary<Stmt> = exprArb.chain((left) =>
   fc.tuple(fc.constantFrom('==', '!=') as fc.Arbitrary<'=='>, valueFor(left)).map(([op, right]): Stmt => ({ t: 'match', left, op, right })),
 );
 
+type StmtOf<K extends Stmt['t']> = Extract<Stmt, { t: K }>;
+
+/**
+ * Random statements of each kind, by kind: a kind added to Stmt and missing here fails the
+ * type check, so every property test drawing from stmtArb, and the test of every kind
+ * through every form (test/unit/stmt-forms.test.ts), covers it.
+ */
+export const stmtArbs: { [K in Stmt['t']]: fc.Arbitrary<StmtOf<K>> } = {
+  match: matchArb as fc.Arbitrary<StmtOf<'match'>>,
+  verdict: verdictArb.map((v): StmtOf<'verdict'> => ({ t: 'verdict', v })),
+  vmap: fc.tuple(exprArb, nameArb).map(([key, map]): StmtOf<'vmap'> => ({ t: 'vmap', key, map })),
+  'numgen-vmap': fc
+    .array(verdictArb, { minLength: 1, maxLength: 5 })
+    .chain((targets) => fc.integer({ min: 1, max: 64 }).map((mod): StmtOf<'numgen-vmap'> => ({ t: 'numgen-vmap', mod, targets }))),
+  'mark-set': fc
+    .tuple(fc.constantFrom('or', 'xor') as fc.Arbitrary<'or'>, fc.integer({ min: 0, max: 0xffffffff }))
+    .map(([op, value]): StmtOf<'mark-set'> => ({ t: 'mark-set', op, value })),
+  masquerade: fc.boolean().map((fullyRandom): StmtOf<'masquerade'> => ({ t: 'masquerade', fullyRandom })),
+  dnat: fc.tuple(fc.oneof(ipv4Arb, ipv6Arb), fc.integer({ min: 0, max: 65535 })).map(([ip, port]): StmtOf<'dnat'> => ({ t: 'dnat', ip, port })),
+  update: fc.tuple(nameArb, exprArb).map(([set, key]): StmtOf<'update'> => ({ t: 'update', set, key })),
+  reject: fc.constant<StmtOf<'reject'>>({ t: 'reject' }),
+};
+
+/** How often each kind comes up in stmtArb: matches and verdicts most, as in real rules. */
+const WEIGHT: Partial<Record<Stmt['t'], number>> = { match: 5, verdict: 3, dnat: 2 };
+
 export const stmtArb: fc.Arbitrary<Stmt> = fc.oneof(
-  { weight: 5, arbitrary: matchArb },
-  { weight: 3, arbitrary: verdictArb.map((v): Stmt => ({ t: 'verdict', v })) },
-  { weight: 1, arbitrary: fc.tuple(exprArb, nameArb).map(([key, map]): Stmt => ({ t: 'vmap', key, map })) },
-  {
-    weight: 1,
-    arbitrary: fc.array(verdictArb, { minLength: 1, maxLength: 5 }).chain((targets) =>
-      fc.integer({ min: 1, max: 64 }).map((mod): Stmt => ({ t: 'numgen-vmap', mod, targets })),
-    ),
-  },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('or', 'xor') as fc.Arbitrary<'or'>, fc.integer({ min: 0, max: 0xffffffff })).map(([op, value]): Stmt => ({ t: 'mark-set', op, value })) },
-  { weight: 1, arbitrary: fc.boolean().map((fullyRandom): Stmt => ({ t: 'masquerade', fullyRandom })) },
-  { weight: 2, arbitrary: fc.tuple(fc.oneof(ipv4Arb, ipv6Arb), fc.integer({ min: 0, max: 65535 })).map(([ip, port]): Stmt => ({ t: 'dnat', ip, port })) },
-  { weight: 1, arbitrary: fc.tuple(nameArb, exprArb).map(([set, key]): Stmt => ({ t: 'update', set, key })) },
-  { weight: 1, arbitrary: fc.constant<Stmt>({ t: 'reject' }) },
+  ...(Object.keys(stmtArbs) as Stmt['t'][]).map((k) => ({ weight: WEIGHT[k] ?? 1, arbitrary: stmtArbs[k] as fc.Arbitrary<Stmt> })),
 );
 
 export const stmtsArb = fc.array(stmtArb, { minLength: 1, maxLength: 4 });

@@ -1,5 +1,7 @@
-// Imports point one way: cli -> compile -> {input, schema, check, model, backends} -> {nft, diag}.
-// nft/ knows nothing of Kubernetes; diag/, net/ and io/ import nothing of ours.
+// Imports point one way: cli -> compile -> {input, schema, check, model, backends} -> {nft, diag},
+// and cli -> diff -> live -> nft for the diff. nft/ knows nothing of Kubernetes, of live
+// listings or of the diff; diag/, net/ and io/ import nothing of ours; only cli/ imports
+// live/ and diff/ from outside them (docs/architecture.md).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,12 +13,26 @@ const allowed: Record<string, string[]> = {
   net: [],
   io: [],
   nft: ['diag', 'net', 'io'],
+  live: ['nft', 'diag', 'net', 'io'],
+  diff: ['nft', 'live', 'diag', 'net'],
   input: ['diag'],
   schema: ['diag', 'input'],
   check: ['diag', 'input', 'net', 'schema'],
   model: ['diag', 'input', 'net', 'schema', 'check'],
   backends: ['diag', 'net', 'nft', 'model', 'io'],
 };
+
+// The folders only the command line may import from outside them.
+const onlyCli = ['live', 'diff'];
+
+/** The top folder (or file, for src/*.ts) of each relative import of a file. */
+function importedTops(file: string): { target: string; top: string }[] {
+  const text = fs.readFileSync(file, 'utf8');
+  return [...text.matchAll(/from '(\.[^']+)'/g)].map((m) => {
+    const target = path.relative(SRC, path.resolve(path.dirname(file), m[1]));
+    return { target, top: target.split(path.sep)[0].replace(/\.js$/, '') };
+  });
+}
 
 function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
@@ -30,14 +46,21 @@ describe('module boundaries', () => {
     it(`${folder}/ imports only ${may.join(', ') || 'nothing of ours'}`, () => {
       const bad: string[] = [];
       for (const file of filesUnder(path.join(SRC, folder))) {
-        const text = fs.readFileSync(file, 'utf8');
-        for (const m of text.matchAll(/from '(\.[^']+)'/g)) {
-          const target = path.relative(SRC, path.resolve(path.dirname(file), m[1]));
-          const top = target.split(path.sep)[0];
+        for (const { target, top } of importedTops(file)) {
           if (top !== folder && !may.includes(top)) bad.push(`${path.relative(SRC, file)} -> ${target}`);
         }
       }
       expect(bad).toEqual([]);
     });
   }
+
+  it(`only cli/ imports ${onlyCli.join(' and ')} from outside them`, () => {
+    const bad: string[] = [];
+    for (const file of filesUnder(SRC)) {
+      const from = path.relative(SRC, file).split(path.sep)[0];
+      if (from === 'cli' || onlyCli.includes(from)) continue;
+      for (const { target, top } of importedTops(file)) if (onlyCli.includes(top)) bad.push(`${path.relative(SRC, file)} -> ${target}`);
+    }
+    expect(bad).toEqual([]);
+  });
 });

@@ -1,8 +1,8 @@
 // The diff on hand-made tables: which operations, in which order (the order measured on
-// nft 1.0.6, see src/nft/diff.ts), and when a chain is rewritten rule by rule.
+// nft 1.0.6, see src/diff/diff.ts), and when a chain is rewritten rule by rule.
 import { describe, expect, it } from 'vitest';
 import { parseIP } from '../../src/net/ip.js';
-import { diffTables } from '../../src/nft/diff.js';
+import { diffTables } from '../../src/diff/diff.js';
 import { eq, goto, jump, payload, setref, type Stmt } from '../../src/nft/expr.js';
 import type { BaseChainSpec } from '../../src/nft/objects.js';
 import { TableBuilder, type TableContents } from '../../src/nft/ruleset.js';
@@ -20,7 +20,7 @@ interface Spec {
   map?: Record<string, string>; // key address -> goto target, in map "vm"
 }
 
-/** A table from a compact description; rules of a live table get handles 1, 2, ... */
+/** A table from a compact description; rules of a live table get handles 1, 2, ... chain by chain in name order. */
 function table(spec: Spec, withHandles = false): TableContents {
   const b = new TableBuilder({ family: 'ip', name: 'kube-proxy', comment: 'rules for kube-proxy' });
   for (const [name, base] of Object.entries(spec.base ?? {})) b.chain({ name, base });
@@ -43,7 +43,8 @@ function table(spec: Spec, withHandles = false): TableContents {
   const t = b.finish();
   if (withHandles) {
     let h = 1;
-    for (const c of t.chains) c.rules = c.rules.map((r) => ({ ...r, handle: h++ }));
+    const byName = [...t.chains].sort((a, b) => (a.chain.name < b.chain.name ? -1 : 1));
+    for (const c of byName) c.rules = c.rules.map((r) => ({ ...r, handle: h++ }));
     // The listing never shows "dynamic"; the reader gives flags as listed.
     for (const s of t.sets) if (s.set.flags) s.set = { ...s.set, flags: s.set.flags.filter((f) => f !== 'dynamic') };
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OuterShapeError, splitItems } from '../../src/nft/json-items.js';
+import { OuterShapeError, splitItems } from '../../src/live/checked/split.js';
 
 const items = (chunks: string[]) => [...splitItems(chunks)];
 

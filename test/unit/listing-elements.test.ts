@@ -1,13 +1,13 @@
-// A set's elements read straight from the listing text (src/nft/listing-elements.ts) must be
-// what reading them as JSON (json-read.ts readElement) gives: the same keys and values, in
+// A set's elements read straight from the listing text (src/live/compact/elements.ts) must be
+// what reading them as JSON (live/checked/json.ts readElement) gives: the same keys and values, in
 // the same order (compareKeys), or nothing.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fcParams } from '../helpers/fc-runs.js';
 import { elementJson } from '../../src/nft/json.js';
-import { readElement } from '../../src/nft/json-read.js';
-import { readElements } from '../../src/nft/listing-elements.js';
-import { elementValueKey } from '../../src/nft/live-view.js';
+import { readElement } from '../../src/live/checked/json.js';
+import { readElements } from '../../src/live/compact/elements.js';
+import { elementValueKey } from '../../src/live/view.js';
 import type { DataType, Element, KeyPart, NftSet } from '../../src/nft/objects.js';
 import { compareKeys, keyString } from '../../src/nft/ruleset.js';
 import { nameArb, nftSpaced } from '../helpers/stmts.js';

@@ -1,13 +1,13 @@
-// A rule's listing text straight to kproxc's rule text (src/nft/listing-rules.ts) must give
-// exactly what reading the JSON (json-read.ts) and printing it (text.ts) give, or nothing.
+// A rule's listing text straight to kproxc's rule text (src/live/compact/rules.ts) must give
+// exactly what reading the JSON (live/checked/json.ts) and printing it (text.ts) give, or nothing.
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fcParams } from '../helpers/fc-runs.js';
 import type { Family, Stmt } from '../../src/nft/expr.js';
-import { readStmts } from '../../src/nft/json-read.js';
+import { readStmts } from '../../src/live/checked/json.js';
 import { stmtJson, type Json } from '../../src/nft/json.js';
-import { ListingRuleReader } from '../../src/nft/listing-rules.js';
+import { ListingRuleReader } from '../../src/live/compact/rules.js';
 import { ruleBodyText } from '../../src/nft/text.js';
 import { listDiffCases } from '../helpers/diff-cases.js';
 import { nftSpaced, stmtsArb } from '../helpers/stmts.js';

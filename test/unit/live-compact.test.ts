@@ -1,16 +1,16 @@
-// The compact live read (live-scan.ts, live-compact.ts, live-read.ts) against the long way
-// (live.ts readLive): the same rules, sets and elements, and the same diff, on every
-// captured listing; problems leave the listing to the long way.
+// The compact live read (src/live/compact/) against the checked reader (src/live/checked/),
+// readLive: the same rules, sets and elements, and the same diff, on every
+// captured listing; problems leave the listing to the checked reader.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
-import { diffLive, diffTables } from '../../src/nft/diff.js';
+import { diffLive, diffTables } from '../../src/diff/diff.js';
 import type { Family } from '../../src/nft/expr.js';
-import { readLive } from '../../src/nft/live.js';
-import { compactView, type CompactRead } from '../../src/nft/live-compact.js';
-import { readCompactText } from '../../src/nft/live-read.js';
-import { contentsView, ruleText, type LiveTableView } from '../../src/nft/live-view.js';
+import { readLive } from '../../src/live/checked/reader.js';
+import { compactView, type CompactRead } from '../../src/live/compact/table.js';
+import { readCompactText } from '../../src/live/compact/start.js';
+import { contentsView, ruleText, type LiveTableView } from '../../src/live/view.js';
 import { transactionText } from '../../src/nft/text.js';
 import { listDiffCases } from '../helpers/diff-cases.js';
 import { ROOT } from '../helpers/kproxc.js';
@@ -26,7 +26,7 @@ function contents(v: LiveTableView) {
   const chains = Array.from({ length: v.chainCount }, (_, i) => ({
     name: v.chainName(i),
     base: v.chainBase(i),
-    rules: v.rules(i).map((r) => ({ handle: r.handle, comment: r.comment, text: r.foreign ? null : ruleText(r), foreign: r.foreign })),
+    rules: v.rules(i).map((r) => ({ handle: r.handle, comment: r.comment, text: 'foreign' in r.body ? null : ruleText(r), foreign: 'foreign' in r.body ? r.body.foreign : undefined })),
   })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const sets = v.sets.map((s) => ({ set: s.set, elements: s.keys.map((k, i) => ({ k, v: s.valueKey(i), e: s.element(i) })) }));
   return { table: v.table, chains, sets };
@@ -94,8 +94,8 @@ describe('the compact live read', () => {
     const read = readCompactText(nftLike(doc), 'kube-proxy');
     const v = compactView(read.tables[0]);
     const i = Array.from({ length: v.chainCount }, (_, k) => v.chainName(k)).indexOf('cluster-ips-check');
-    expect(v.rules(i)[0].foreign).toEqual({ setRefs: ['cluster-ips'] });
-    expect(v.rules(i)[1].text).toBeDefined();
+    expect(v.rules(i)[0].body).toEqual({ foreign: { setRefs: ['cluster-ips'] } });
+    expect(v.rules(i)[1].body).toHaveProperty('text');
   });
 
   it('comments beyond ASCII and rules enough for many joined pieces of text read as the long way reads them', () => {
@@ -171,7 +171,7 @@ describe('the compact live read', () => {
           const order = shuffled(Array.from(v.listedOrder!()), moves);
           return Object.create(v, { listedOrder: { value: () => order } }) as LiveTableView;
         });
-        const desired2 = desired.map((t) => ({ ...t, madeChains: shuffled(t.madeChains!, moves) }));
+        const desired2 = desired.map((t) => ({ ...t, chains: shuffled(t.chains, moves) }));
         expect(transactionText(diffLive(desired2, views2).now), `${c.name}, ${moves} moves`).toBe(want);
       }
     }
@@ -187,7 +187,7 @@ describe('the compact live read', () => {
   });
 
   it('on a worker thread, the same as on this one (needs the build)', async () => {
-    const built = path.join(ROOT, 'dist/nft/live-read.js');
+    const built = path.join(ROOT, 'dist/live/compact/start.js');
     const { startCompactRead } = (await import(built)) as { startCompactRead: (f: string, t: string, w: number) => { result(): Promise<CompactRead> } };
     const file = path.join(ROOT, 'fixtures/diff/drift-repaired.live.json');
     const viaWorker = await startCompactRead(file, 'kube-proxy', 0).result();

@@ -5,12 +5,13 @@
 // unordered elements, handles) is checked by that, and some are checked by name below.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ruleStmts } from '../../src/nft/objects.js';
 import { describe, expect, it } from 'vitest';
 import { UserInputError } from '../../src/diag/diagnostic.js';
 import { formatCIDR, type CIDR } from '../../src/net/ip.js';
 import { compileTables, loadModel } from '../../src/compile.js';
-import { diffTables } from '../../src/nft/diff.js';
-import { readLive, type LiveTable } from '../../src/nft/live.js';
+import { diffTables } from '../../src/diff/diff.js';
+import { readLive, type LiveTable } from '../../src/live/checked/reader.js';
 import { formatDiagnostic } from '../../src/diag/diagnostic.js';
 import { DIFF_FIXTURES, listDiffCases } from '../helpers/diff-cases.js';
 import { parseArgsToOptions } from '../helpers/options.js';
@@ -80,15 +81,15 @@ describe('reading real nft 1.0.6 listings', () => {
   it('a merged anonymous set (two adjacent /25s listed as one /24) reads as the same match', () => {
     const rule = table.chains.find((c) => c.chain.name.startsWith('firewall-4AT6LBPK'))!.rules[0];
     expect(liveText('unchanged')).toContain('"right": {"set": ["198.51.100.7", {"prefix": {"addr": "203.0.113.0", "len": 24}}]}');
-    expect(rule.stmts[0]).toMatchObject({ t: 'match', op: '!=', right: { t: 'anonset' } });
+    expect(ruleStmts(rule)[0]).toMatchObject({ t: 'match', op: '!=', right: { t: 'anonset' } });
     expect(rule.handle).toBeGreaterThan(0);
   });
 
   it('a range in a merged set reads as the prefixes that cover it', () => {
     const text = liveText('ranges-merged');
     expect(text).toContain('{"range": ["9.0.0.0", "10.255.255.255"]}');
-    const rule = read(text)[0].chains.find((c) => c.chain.name.startsWith('firewall-'))!.rules[0];
-    const items = (rule.stmts[0] as { right: { items: { cidr: CIDR }[] } }).right.items;
+    const rule = read(text)[0].chains.find((c) => c.chain.name.startsWith('firewall-') && c.rules.length > 0 && ruleStmts(c.rules[0])[0]?.t === 'match')!.rules[0];
+    const items = (ruleStmts(rule)[0] as { right: { items: { cidr: CIDR }[] } }).right.items;
     expect(items.map((i) => formatCIDR(i.cidr))).toEqual(['9.0.0.0/8', '10.0.0.0/8', '203.0.113.0/24']);
   });
 
@@ -129,9 +130,8 @@ describe('refusing what kproxc does not write', () => {
     const text = withItems((items) => (firstRuleOf(items, 'cluster-ips-check').expr as unknown[]).splice(1, 0, { counter: { packets: 0, bytes: 0 } }));
     const tables = read(text);
     const rules = tables[0].chains.find((c) => c.chain.name === 'cluster-ips-check')!.rules;
-    expect(rules[0].foreign).toEqual({ setRefs: ['cluster-ips'] });
-    expect(rules[0].stmts).toEqual([]);
-    expect(rules[1].foreign).toBeUndefined();
+    expect(rules[0].body).toEqual({ foreign: { setRefs: ['cluster-ips'] } });
+    expect(rules[1].body).toHaveProperty('stmts');
   });
 
   it('a named counter object in our table stops the read', () => {
@@ -152,7 +152,7 @@ describe('refusing what kproxc does not write', () => {
       ((r.expr as Record<string, Record<string, unknown>>[])[0].match as Record<string, unknown>).right = ['established', 'new'];
     });
     const rules = read(text)[0].chains.find((c) => c.chain.name === 'filter-input')!.rules;
-    expect(rules[0].foreign).toEqual({ setRefs: [] });
+    expect(rules[0].body).toEqual({ foreign: { setRefs: [] } });
   });
 
   it('objects, flags, keys and types we do not write', () => {

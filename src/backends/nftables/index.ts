@@ -29,7 +29,7 @@ export interface NftablesOptions {
 
 /** The table with every rule's statements, its chains in the order made (JSON output, tracing). */
 export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TableBuilder(familyTable(m, opts)), m, warnings).finishAsMade();
+  return built(new TableBuilder(familyTable(m, opts)), m, warnings).finish();
 }
 
 /** The table only to be printed as text: each rule's text, not its statements. */

@@ -2,7 +2,7 @@
 // form the tracer cannot evaluate stops the trace before it starts, wherever the rule is),
 // elements indexed by key, base chains grouped by hook in priority order.
 import { InternalError } from '../../diag/diagnostic.js';
-import type { BaseChainSpec, Element, Hook } from '../../nft/objects.js';
+import { ruleStmts, type BaseChainSpec, type Element, type Hook } from '../../nft/objects.js';
 import { keyString, type TableContents } from '../../nft/ruleset.js';
 import { ruleBodyText } from '../../nft/text.js';
 import type { PacketState } from './state.js';
@@ -52,8 +52,8 @@ export function compileProgram(t: TableContents): Program {
     chains.set(
       c.chain.name,
       c.rules.map((r) => ({
-        text: r.comment !== undefined ? `${ruleBodyText(r.stmts)} comment "${r.comment}"` : ruleBodyText(r.stmts),
-        stmts: r.stmts.map((st) => compileStmt(st, index)),
+        text: r.comment !== undefined ? `${ruleBodyText(ruleStmts(r))} comment "${r.comment}"` : ruleBodyText(ruleStmts(r)),
+        stmts: ruleStmts(r).map((st) => compileStmt(st, index)),
       })),
     );
   }

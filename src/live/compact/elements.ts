@@ -6,10 +6,10 @@
 //
 // Only nft's exact spelling of what kproxc writes is read here (canonical addresses, names
 // kproxc writes, comments without escapes); anything else is null, and the set is read
-// the long way (json-read.ts readElement), which reports what it does not understand.
-import { formatIP, parseIP } from '../net/ip.js';
-import type { DataType, KeyPart, NftSet } from './objects.js';
-import { elementSortKey } from './ruleset.js';
+// the checked reader (checked/json.ts readElement), which reports what it does not understand.
+import { formatIP, parseIP } from '../../net/ip.js';
+import type { DataType, KeyPart, NftSet } from '../../nft/objects.js';
+import { elementSortKey } from '../../nft/ruleset.js';
 
 const sticky = (source: string) => new RegExp(source, 'y');
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';

@@ -1,11 +1,11 @@
 // What the diff asks of a live table: its chains (how many rules, whether they print as the
 // wanted ones, and the rules themselves when they do not) and its sets (element keys and
-// values). A table read into objects (live.ts readLive) answers from its objects; a table
-// read compactly (live-compact.ts) answers from its texts and makes objects only of the
+// values). A table read into objects (checked/reader.ts readLive) answers from its objects; a table
+// read compactly (compact/table.ts) answers from its texts and makes objects only of the
 // few chains and elements a transaction names.
-import type { BaseChainSpec, Element, NftSet, Rule, Table } from './objects.js';
-import { keyString, type ChainContents, type TableContents } from './ruleset.js';
-import { ruleBodyText } from './text.js';
+import { ruleStmts, type BaseChainSpec, type Element, type NftSet, type Rule, type Table } from '../nft/objects.js';
+import { keyString, type ChainContents, type PrintedRules, type TableContents } from '../nft/ruleset.js';
+import { ruleBodyText } from '../nft/text.js';
 
 export interface LiveSet {
   readonly set: NftSet;
@@ -45,7 +45,14 @@ export function elementValueKey(e: Element): string {
 
 /** A rule's statements as nft text: kept as text, or printed from its statements. */
 export function ruleText(r: Rule): string {
-  return r.text ?? ruleBodyText(r.stmts);
+  return 'text' in r.body ? r.body.text : ruleBodyText(ruleStmts(r));
+}
+
+/** A chain's rules as PrintedRules, kept printed or not. */
+export function printedRules(c: ChainContents): PrintedRules {
+  if (c.printed) return c.printed;
+  const rules = c.rules;
+  return { count: rules.length, text: (k) => ruleText(rules[k]), comment: (k) => rules[k].comment };
 }
 
 /**
@@ -60,7 +67,7 @@ export function samePrintedRules(want: Rule[], have: Rule[]): boolean {
     for (let i = 0; i < want.length; i++) {
       const w = want[i];
       const h = have[i];
-      if (h.foreign || w.comment !== h.comment || ruleText(w) !== ruleText(h)) return false;
+      if ('foreign' in h.body || w.comment !== h.comment || ruleText(w) !== ruleText(h)) return false;
     }
   } catch {
     return false; // a live string kproxc would not print (hand-made): compared by key instead

@@ -1,23 +1,15 @@
-// A rule of our table as nft 1.0.6 lists it, read straight from the listing's text into
-// the text ruleBodyText prints for it: no JSON.parse, no statement objects, no writing back.
-// A 10,000-Service listing holds a quarter of a million rules, and reading each into
-// objects, writing it back in canonical form to check it, and printing it cost more than
-// compiling the whole snapshot.
+// Reading one rule item of the listing statement by statement (the first rule of each
+// shape, rules.ts), recording the reading as a shape: a regular expression for the item,
+// its values as captures, and the rule's text as pieces and captures.
 //
-// Only the exact spelling nft prints for what kproxc writes is read here (its key order,
-// its spacing, names and comments without escapes, canonical addresses), and for each of
-// those the text is what json-read.ts and text.ts together make of it. Anything else
-// (ranges, interface names, a hand-made counter, another nft's spelling) is null, and the
-// rule is read the long way, as JSON.
-//
-// A large listing has few shapes of rules (22 at 10,000 Services) that differ only in
-// names, addresses and numbers. The first rule of each shape is read statement by
-// statement; that reading is recorded as a shape: one regular expression for the whole
-// item, its values captured, and how the text is made of them. Later rules of the shape
-// are read with that one expression.
-import { formatCIDR, formatIP, parseCIDR, parseIP } from '../net/ip.js';
-import type { Family } from './expr.js';
-import { markHex } from './text.js';
+// Only the exact spelling nft 1.0.6 prints for what kproxc writes is read here (its key
+// order, its spacing, names and comments without escapes, canonical addresses), and for
+// each of those the text is what checked/json.ts and text.ts together make of it. Anything
+// else (ranges, interface names, a hand-made counter, another nft's spelling) is null, and
+// the rule is read as JSON by the checked reader.
+import { formatCIDR, formatIP, parseCIDR, parseIP } from '../../net/ip.js';
+import type { Family } from '../../nft/expr.js';
+import { markHex } from '../../nft/text.js';
 
 // Names as kproxc writes them (objects.ts NAME_RE): nothing in them can be misread in text.
 const NAME = '[A-Za-z_.][A-Za-z0-9_./-]*';
@@ -32,7 +24,7 @@ const IPV6 = '[0-9a-f:.]{2,45}';
 const PLAIN = '[^"\\\\\\x00-\\x1f]*';
 const PREFIX_LEN = '[0-9]{1,3}';
 
-const sticky = (source: string) => new RegExp(source, 'y');
+export const sticky = (source: string) => new RegExp(source, 'y');
 const HOLE_RE = new Map<string, RegExp>([NAME, INT, IPV4, IPV6, PLAIN, PREFIX_LEN].map((p) => [p, sticky(p)]));
 
 // Structural pieces, read whole and recorded as literal text.
@@ -51,7 +43,7 @@ const VERDICT_WORD = sticky('\\{"(jump|goto|drop|accept|return)": ');
 const MARK_OP = sticky('\\{"key": \\{"meta": \\{"key": "mark"\\}\\}, "value": \\{"(\\||\\^)": \\[\\{"meta": \\{"key": "mark"\\}\\}, ');
 
 /** A piece of a rule's text: written as is, or made from captured values. */
-type Part = string | { hole: number; as: 'raw' | 'v6' | 'mark' } | { prefix: [number, number]; v6: boolean };
+export type Part = string | { hole: number; as: 'raw' | 'v6' | 'mark' } | { prefix: [number, number]; v6: boolean };
 
 /** What the right-hand side of a match may be, from what its left reads. */
 const enum Left {
@@ -66,7 +58,7 @@ const enum Left {
 }
 
 /** A shape learnt: the item's expression and how its text is made. */
-interface Shape {
+export interface Shape {
   re: RegExp;
   chain: number;
   handle: number;
@@ -86,96 +78,8 @@ export interface ListedRule {
   end: number;
 }
 
-// Shapes kept at most; a listing with more reads the rest statement by statement.
-const MAX_SHAPES = 256;
-// Rules are sorted into groups by this many characters of their statements: enough to
-// tell most shapes apart, before most values.
-const SIGNATURE_CHARS = 40;
-const EXPR = '"expr": [';
-const FAMILY_END = '{"rule": {"family": "ip'.length;
-const QUOTE = 0x22;
-
-/** Reads the rules of one table; learns their shapes as it goes. */
-export class ListingRuleReader {
-  /** Every shape, the most used first. */
-  private readonly shapes: Shape[] = [];
-  /** Shapes by the start of their statements (the first rule's), the most used first. */
-  private readonly bySignature = new Map<string, Shape[]>();
-  private readonly heads: Record<Family, string>;
-  /** The shape of the last rule read by a shape. */
-  private last?: Shape;
-
-  constructor(tableName: string) {
-    const head = (f: Family) => `{"rule": {"family": "${f}", "table": ${JSON.stringify(tableName)}, "chain": "`;
-    this.heads = { ip: head('ip'), ip6: head('ip6') };
-  }
-
-  /** The rule item at `pos` when it is a rule of our table that is read here; else null. */
-  item(s: string, pos: number): ListedRule | null {
-    // The family from the characters after `{"rule": {"family": "ip`; the rest of the head
-    // (our table) is part of every shape, and read first by the recorder.
-    const family: Family = s.charCodeAt(pos + FAMILY_END) === QUOTE ? 'ip' : 'ip6';
-    // Rules of a kind come in the same order chain after chain (an endpoint chain's two
-    // rules, then the next chain's): the shape that followed the last one's last time is
-    // tried first, without looking for the statements' start.
-    const next = this.last?.next;
-    const predicted = next ? readByShape(s, pos, family, next) : null;
-    if (predicted) {
-      this.last = next;
-      return predicted;
-    }
-    const expr = s.indexOf(EXPR, pos);
-    const signature = expr < 0 ? '' : s.slice(expr + EXPR.length, expr + EXPR.length + SIGNATURE_CHARS);
-    // The shapes of that start first; then all (a value within the signature, such as a
-    // jump's target, sends a rule of a known shape here).
-    const read = this.byShape(s, pos, family, this.bySignature.get(signature)) ?? this.byShape(s, pos, family, this.shapes);
-    if (read) return read;
-    const rec = new Recorder(s, pos, family);
-    const recorded = rec.item(this.heads[family]);
-    if (!recorded) return null;
-    if (this.shapes.length < MAX_SHAPES) {
-      const shape: Shape = { re: sticky(rec.source), ...recorded.shape };
-      this.shapes.push(shape);
-      const group = this.bySignature.get(signature);
-      if (group) group.push(shape);
-      else this.bySignature.set(signature, [shape]);
-      this.follow(shape);
-    }
-    return recorded.rule;
-  }
-
-  /** `shape` read the rule after the last one's: it is what is tried first after that one. */
-  private follow(shape: Shape): void {
-    if (this.last) this.last.next = shape;
-    this.last = shape;
-  }
-
-  private byShape(s: string, pos: number, family: Family, shapes: Shape[] | undefined): ListedRule | null {
-    for (let k = 0; shapes && k < shapes.length; k++) {
-      const shape = shapes[k];
-      const read = readByShape(s, pos, family, shape);
-      if (!read) continue;
-      // The shapes most used move to the front.
-      if (k > 0) [shapes[k - 1], shapes[k]] = [shape, shapes[k - 1]];
-      this.follow(shape);
-      return read;
-    }
-    return null;
-  }
-}
-
-/** The rule item at `pos` read by one shape; null when it is not of that shape. */
-function readByShape(s: string, pos: number, family: Family, shape: Shape): ListedRule | null {
-  shape.re.lastIndex = pos;
-  const m = shape.re.exec(s);
-  const text = m && textOf(shape.text, m);
-  if (!m || text === null) return null;
-  const comment = shape.comment > 0 ? m[shape.comment] : undefined;
-  return { family, chain: m[shape.chain], handle: Number(m[shape.handle]), comment, text, end: shape.re.lastIndex };
-}
-
 /** The text of a shape from its captured values; null when a value is not canonical. */
-function textOf(parts: Part[], values: ArrayLike<string>): string | null {
+export function textOf(parts: Part[], values: ArrayLike<string>): string | null {
   let text = '';
   for (const p of parts) {
     if (typeof p === 'string') text += p;
@@ -218,7 +122,7 @@ const escapeRe = (text: string) => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
  * rule's text as pieces and captures. Every method returns the parts of the text it read,
  * or null when what is there is not read here.
  */
-class Recorder {
+export class Recorder {
   source = '';
   private groups = 0;
   private readonly values: string[] = [''];

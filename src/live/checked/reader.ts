@@ -6,40 +6,36 @@
 // What the listing cannot show (nft 1.0.6): table and chain comments and the set flag
 // "dynamic". Elements of sets with timeouts are the kernel's dynamic state (session
 // affinity) and are not read at all.
-import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
-import type { Family } from './expr.js';
-import { rememberRuleKey } from './canonical.js';
-import { itemBatches } from './json-batches.js';
-import { OuterShapeError, splitItems, type ItemText } from './json-items.js';
-import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json-read.js';
-import type { ElementLines } from './listing-elements.js';
-import type { Json } from './json.js';
-import type { Chain, NftSet, Rule } from './objects.js';
-import { byNameWhenAsked, compareKeys, type ChainContents, type SetContents, type TableContents } from './ruleset.js';
-import { inNameOrder } from './sort-names.js';
+import { UserInputError, type Diagnostic } from '../../diag/diagnostic.js';
+import type { Family } from '../../nft/expr.js';
+import { rememberRuleKey } from '../../nft/canonical.js';
+import { OuterShapeError, splitItems, type ItemText } from './split.js';
+import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json.js';
+import type { ElementLines } from '../compact/elements.js';
+import type { Json } from '../../nft/json.js';
+import type { Chain, NftSet, Rule } from '../../nft/objects.js';
+import { compareKeys, type ChainContents, type SetContents, type TableContents } from '../../nft/ruleset.js';
+import { inNameOrder } from '../../nft/sort-names.js';
 
 export interface LiveFilter {
   tableName: string;
   families: Family[];
 }
 
-/** Live tables carry each rule's handle. */
-export interface LiveTable extends TableContents {
-  /** The chains in the order nft listed them: the order they were made. */
-  listedChains: ChainContents[];
-}
+/** A live table: each rule carries its handle, and the chains are in the order nft listed them. */
+export type LiveTable = TableContents;
 
 /**
  * Where the rules of our tables go as they are read: by default into their chain's list;
- * a compact reader (live-compact.ts) keeps them in its own form instead, and takes the
+ * a compact reader (compact/table.ts) keeps them in its own form instead, and takes the
  * elements of sets read straight from their text too.
  */
 export interface RuleSink {
   /** A rule of `chain` read from its parsed JSON: statements, or a foreign rule. */
   rule(family: Family, chain: ChainContents, rule: Rule): void;
-  /** A rule of `chain` read straight from its text (live-scan.ts), as ruleBodyText prints it. */
+  /** A rule of `chain` read straight from its text (compact/scan.ts), as ruleBodyText prints it. */
   textRule(family: Family, chain: ChainContents, handle: number, comment: string | undefined, text: string): void;
-  /** The elements of a set, read straight from their text (listing-elements.ts). */
+  /** The elements of a set, read straight from their text (compact/elements.ts). */
   elementLines(family: Family, set: string, lines: ElementLines): void;
 }
 
@@ -96,16 +92,9 @@ class TableReader {
   }
 
   finish(): LiveTable {
-    // Sorted when first asked for: the compact read keeps the listed order. nft lists
-    // chains in the order they were made, which for a table kproxc loaded is not the
-    // order of their names.
-    const byName = byNameWhenAsked(this.listed);
     return {
       table: { family: this.family, name: this.name },
-      listedChains: this.listed,
-      get chains() {
-        return byName();
-      },
+      chains: this.listed,
       sets: inNameOrder(
         [...this.sets.values()].map((s) => ({ set: s.set, elements: s.elements.sort((a, b) => compareKeys(a.key, b.key)) })),
         (s) => s.set.name,
@@ -228,7 +217,7 @@ export class LiveReader {
   }
 
   /**
-   * A chain with nothing but its family, table, name and handle (live-scan.ts read it from
+   * A chain with nothing but its family, table, name and handle (compact/scan.ts read it from
    * its text), taken as its object from JSON.parse would be. False when it is ours but
    * cannot simply be taken (its table not listed yet, or listed twice): the caller then
    * hands over the object, and the problem is reported as usual.
@@ -243,7 +232,7 @@ export class LiveReader {
 
   /**
    * The elements of a set whose item (without them) was just handed over, read straight
-   * from their text by live-scan.ts. A set that is not ours, or not read, ignores them.
+   * from their text by compact/scan.ts. A set that is not ours, or not read, ignores them.
    */
   takeElementLines(family: string, table: string, set: string, lines: ElementLines): void {
     const t = table === this.filter.tableName ? this.tables.get(family as Family) : undefined;
@@ -278,13 +267,13 @@ export class LiveReader {
       // Its key, if the diff needs one, is made from these statements (ruleKey): they
       // were just checked to write back as the listing's canonical form.
       const { stmts } = readStmts(body.expr ?? null, t.family);
-      rule = { chain: chainName, stmts, handle: body.handle };
+      rule = { chain: chainName, body: { stmts }, handle: body.handle };
       if (body.comment !== undefined) rule.comment = body.comment as string;
     } catch (e) {
       if (!(e instanceof Unreadable) || !Array.isArray(body.expr)) throw e;
       // Drift: a rule changed by hand to something kproxc does not write. It is a rule of
       // our chain all the same, so the diff repairs it instead of refusing the table.
-      rule = { chain: chainName, stmts: [], handle: body.handle, foreign: { setRefs: setNamesIn(body.expr) } };
+      rule = { chain: chainName, body: { foreign: { setRefs: setNamesIn(body.expr) } }, handle: body.handle };
       rememberRuleKey(rule, `foreign rule ${body.handle}`);
     }
     if (this.sink) this.sink.rule(t.family, c, rule);
@@ -292,7 +281,7 @@ export class LiveReader {
   }
 
   /**
-   * A rule of our table (of `family`) read straight from its text by live-scan.ts; false
+   * A rule of our table (of `family`) read straight from its text by compact/scan.ts; false
    * (nothing taken) when it is not simply a rule of a chain listed before it: such an item
    * is then read as JSON, which reports what is wrong with it.
    */
@@ -329,49 +318,11 @@ function setNamesIn(j: Json): string[] {
   return [];
 }
 
-// A listing up to this many characters is read whole, in batches (json-batches.ts).
-const WHOLE_CHARS = 256 * 2 ** 20;
-const NOWHERE: ItemText = { text: '', line: 1, col: 1 };
-
-/** A listing held in one string, read in batches; null when it must go through the splitter. */
-function readWhole(text: string, file: string, filter: LiveFilter): LiveTable[] | null {
-  const reader = new LiveReader(file, filter);
-  for (const batch of itemBatches(text)) {
-    if (!batch) return null;
-    for (const v of batch) reader.addParsed(v, NOWHERE);
-    // A problem needs its position: the splitter reads the listing again and reports it.
-    if (reader.diagnostics.length > 0) return null;
-  }
-  return reader.finish();
-}
-
-/** Reads a whole listing given as chunks of text. */
+/**
+ * Reads a whole listing given as chunks of text, item by item, each with its position: the
+ * checked reader, which reports every problem where it is.
+ */
 export function readLive(chunks: Iterable<string>, file: string, filter: LiveFilter): LiveTable[] {
-  const it = chunks[Symbol.iterator]();
-  const head: string[] = [];
-  let size = 0;
-  for (let next = it.next(); ; next = it.next()) {
-    if (next.done) {
-      const text = head.join('');
-      head.length = 0; // the chunks are garbage now
-      return readWhole(text, file, filter) ?? readSplit([text], file, filter);
-    }
-    head.push(next.value);
-    size += next.value.length;
-    if (size > WHOLE_CHARS) break;
-  }
-  // Too large for one string: the splitter takes it chunk by chunk.
-  return readSplit(
-    (function* () {
-      yield* head;
-      for (let next = it.next(); !next.done; next = it.next()) yield next.value;
-    })(),
-    file,
-    filter,
-  );
-}
-
-function readSplit(chunks: Iterable<string>, file: string, filter: LiveFilter): LiveTable[] {
   const reader = new LiveReader(file, filter);
   try {
     for (const item of splitItems(chunks)) reader.add(item);

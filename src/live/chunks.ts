@@ -1,5 +1,5 @@
-// A file as a sequence of text chunks, so that a listing larger than one JavaScript string
-// can hold (about 512 MiB) can still be read, and never sits in memory whole.
+// A listing as a sequence of text chunks, so that a listing larger than one JavaScript
+// string can hold (about 512 MiB) can still be read, and never sits in memory whole.
 import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -26,4 +26,12 @@ export function fileChunks(file: string): Iterable<string> {
       fs.closeSync(fd);
     }
   })();
+}
+
+/** Text of bytes already read, in pieces as fileChunks gives a file's. */
+export function* bufferChunks(bytes: Buffer): Generator<string> {
+  const decoder = new StringDecoder('utf8');
+  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) yield decoder.write(bytes.subarray(at, at + CHUNK_BYTES));
+  const rest = decoder.end();
+  if (rest) yield rest;
 }

@@ -4,12 +4,12 @@
 //
 // Statements are read by shape and then checked by writing them back: a rule is understood
 // only when stmtJson of what we read is the same rule (canonical.ts) as the listing.
-import { parseCIDR, parseIP, type IP } from '../net/ip.js';
-import { canonicalStmt, jsonEquals } from './canonical.js';
-import type { Expr, Family, Stmt, Value, Verdict } from './expr.js';
-import { rangeToCIDRs } from './intervals.js';
-import { stmtJson, type Json } from './json.js';
-import type { BaseChainSpec, Chain, DataType, Element, Hook, KeyPart, NftSet } from './objects.js';
+import { parseCIDR, parseIP, type IP } from '../../net/ip.js';
+import { canonicalStmt, jsonEquals } from '../../nft/canonical.js';
+import type { Expr, Family, Stmt, Value, Verdict } from '../../nft/expr.js';
+import { rangeToCIDRs } from '../../nft/intervals.js';
+import { stmtJson, type Json } from '../../nft/json.js';
+import type { BaseChainSpec, Chain, DataType, Element, Hook, KeyPart, NftSet } from '../../nft/objects.js';
 
 /** A piece of the listing we do not understand; `field` is its path inside the object. */
 export class Unreadable extends Error {
@@ -302,7 +302,7 @@ function readKey(j: Json, set: NftSet): KeyPart[] | null {
   return key.every((k) => k !== null) ? (key as KeyPart[]) : null;
 }
 
-/** One entry of a set's or map's `elem` array (never of a set with timeouts: see live.ts). */
+/** One entry of a set's or map's `elem` array (never of a set with timeouts: see checked/reader.ts). */
 export function readElement(j: Json, set: NftSet, field: string): Element {
   let keyJson: Json = j;
   let value: Verdict | undefined;

@@ -7,19 +7,19 @@
 // Each rule is kept as the text ruleBodyText prints for it, in the line the diff's table
 // prints for it (RULE_INDENT, the text, a newline), so that a chain's rules compare with
 // the wanted chain's lines as one string. A rule whose statements that text cannot stand
-// for (one kproxc would not print, read the long way) keeps its statements instead, and a
-// foreign rule its set references, as live.ts reads them.
-import { parseIP } from '../net/ip.js';
-import { rememberRuleKey, stmtsKey } from './canonical.js';
-import type { Family, Stmt } from './expr.js';
-import type { ElementLines } from './listing-elements.js';
-import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from './live.js';
-import { elementValueKey, samePrintedRules, type LiveSet, type LiveTableView } from './live-view.js';
-import type { BaseChainSpec, DataType, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
-import { keyString, printedRules, type ChainContents } from './ruleset.js';
-import { RULE_INDENT } from './nested-text.js';
-import { ruleBodyText } from './text.js';
-import { readRuleText } from './text-read.js';
+// for (one kproxc would not print, read by the checked reader) keeps its statements instead, and a
+// foreign rule its set references, as checked/reader.ts reads them.
+import { parseIP } from '../../net/ip.js';
+import { rememberRuleKey, stmtsKey } from '../../nft/canonical.js';
+import type { Family, Stmt } from '../../nft/expr.js';
+import type { ElementLines } from './elements.js';
+import { LiveReader, type LiveFilter, type LiveTable, type RuleSink } from '../checked/reader.js';
+import { elementValueKey, printedRules, samePrintedRules, type LiveSet, type LiveTableView } from '../view.js';
+import { ruleStmts, type BaseChainSpec, type DataType, type Element, type KeyPart, type NftSet, type Rule, type RuleBody, type Table } from '../../nft/objects.js';
+import { keyString, type ChainContents } from '../../nft/ruleset.js';
+import { RULE_INDENT } from '../../nft/nested-text.js';
+import { ruleBodyText } from '../../nft/text.js';
+import { readRuleText } from '../../nft/text-read.js';
 
 /** A rule that is not simply its text. */
 export interface OddRule {
@@ -188,12 +188,13 @@ class CompactRules implements RuleSink {
 
   rule(family: Family, chain: ChainContents, rule: Rule): void {
     const rules = this.of(family);
-    if (rule.foreign) {
-      rules.add(chain, rule.handle!, rule.comment, '', { foreign: rule.foreign });
+    if ('foreign' in rule.body) {
+      rules.add(chain, rule.handle!, rule.comment, '', { foreign: rule.body.foreign });
       return;
     }
-    const text = textStandingFor(rule.stmts, rule.comment, family);
-    if (text === null) rules.add(chain, rule.handle!, rule.comment, '', { stmts: rule.stmts });
+    const stmts = ruleStmts(rule);
+    const text = textStandingFor(stmts, rule.comment, family);
+    if (text === null) rules.add(chain, rule.handle!, rule.comment, '', { stmts });
     else rules.add(chain, rule.handle!, rule.comment, text);
   }
 }
@@ -214,7 +215,7 @@ function textStandingFor(stmts: Stmt[], comment: string | undefined, family: Fam
 
 function compactTable(t: LiveTable, rules: FamilyRules, elements: Map<string, ElementLines>): CompactTable | null {
   // In the order listed: the order of the rules, and the order the diff walks them in.
-  const chains = t.listedChains;
+  const chains = t.chains;
   const names = chains.map((c) => c.chain.name);
   // One name per line: a name holding a newline (made by hand) cannot be kept so.
   if (rules.scattered || names.some((n) => n.includes('\n'))) return null;
@@ -243,7 +244,7 @@ function compactTable(t: LiveTable, rules: FamilyRules, elements: Map<string, El
   };
 }
 
-/** The result of a compact read: the tables, or the problems that need the long way. */
+/** The result of a compact read: the tables, or the problems that need the checked reader. */
 export interface CompactRead {
   tables: CompactTable[];
   /** Families of our tables with a problem, and 'any' for one outside them. */
@@ -255,7 +256,7 @@ export interface CompactRead {
 /**
  * Reads a listing with `read` into compact tables.
  * A listing with problems (or one the compact form cannot hold) is for the caller to read
- * again the long way, for diagnostics with positions: the compact read does not know them.
+ * again by the checked reader, for diagnostics with positions: the compact read does not know them.
  */
 export function readCompact(read: (reader: LiveReader) => boolean, filter: LiveFilter): CompactRead {
   const sink = new CompactRules();
@@ -421,13 +422,10 @@ class CompactView implements LiveTableView {
     const c = this.c;
     const odd = this.odd.get(r);
     const start = r === 0 ? 0 : c.commentEnd[r - 1];
-    const rule: Rule = { chain, stmts: odd?.stmts ?? [], handle: c.handles[r] };
-    if (!odd) rule.text = c.texts.slice(start + LINE_START, c.textEnd[r] - LINE_END);
+    const body: RuleBody = !odd ? { text: c.texts.slice(start + LINE_START, c.textEnd[r] - LINE_END) } : odd.foreign ? { foreign: odd.foreign } : { stmts: odd.stmts ?? [] };
+    const rule: Rule = { chain, body, handle: c.handles[r] };
     if (c.hasComment[r] === 1) rule.comment = c.texts.slice(c.textEnd[r], c.commentEnd[r]);
-    if (odd?.foreign) {
-      rule.foreign = odd.foreign;
-      rememberRuleKey(rule, `foreign rule ${rule.handle}`);
-    }
+    if ('foreign' in body) rememberRuleKey(rule, `foreign rule ${rule.handle}`);
     return rule;
   }
 }

@@ -1,29 +1,30 @@
 // A listing held in one string, read item by item in the order nft printed them. Rules and
 // plain chains, nearly all of a large listing, are read straight from their text
-// (listing-rules.ts); every other item, and any rule or chain not in exactly nft's
-// spelling, is parsed with JSON.parse (runs of such items together) and read by LiveReader
-// as before. Items are cut where nft starts a new one, as json-batches.ts cuts them.
+// (rules.ts); every other item, and any rule or chain not in exactly nft's spelling, is
+// parsed with JSON.parse (runs of such items together) and read by LiveReader as before.
+// Items are cut where nft starts a new one: `}, {"KIND": {"family": "` cannot stand inside
+// a JSON string (its quotes would be escaped there), and a cut anywhere else would not parse.
 //
 // Returns false when the text is not plain `nft -j` output that can be cut this way; the
-// caller then reads it the long way (live.ts readLive), which also knows positions.
-import { itemsRange } from './json-batches.js';
-import type { ItemText } from './json-items.js';
-import { isObj, readSet } from './json-read.js';
-import type { Json } from './json.js';
-import { readElements } from './listing-elements.js';
-import { ListingRuleReader } from './listing-rules.js';
-import type { NftSet } from './objects.js';
-import type { LiveReader } from './live.js';
+// caller then reads it with the checked reader (checked/reader.ts), which knows positions.
+import type { ItemText } from '../checked/split.js';
+import { isObj, readSet } from '../checked/json.js';
+import type { Json } from '../../nft/json.js';
+import { readElements } from './elements.js';
+import { ListingRuleReader } from './rules.js';
+import type { NftSet } from '../../nft/objects.js';
+import type { LiveReader } from '../checked/reader.js';
 
 // A JSON string without escapes or control characters: its text is its value.
 const PLAIN = '"([^"\\\\\\x00-\\x1f]*)"';
 const INT = '(0|[1-9][0-9]{0,14})';
 const PLAIN_CHAIN = new RegExp(`\\{"chain": \\{"family": "([a-z0-9]+)", "table": ${PLAIN}, "name": ${PLAIN}, "handle": ${INT}\\}\\}`, 'y');
-// Where nft starts an item after another (json-batches.ts).
+// Where nft starts an item after another: the end of the last one, and a new kind whose
+// body begins with its family.
 const ITEM_START = /\}, \{"[a-z ]+": \{"family": "/g;
 // Items parsed by JSON.parse are gathered up to about this many characters.
 const BATCH_CHARS = 1 << 20;
-// Larger runs of such items are left to the long way (parsing them at once holds them whole).
+// Larger runs of such items are left to the checked reader (parsing them at once holds them whole).
 const MAX_ITEM_CHARS = 64 << 20;
 const NOWHERE: ItemText = { text: '', line: 1, col: 1 };
 const R = 0x72;
@@ -41,7 +42,7 @@ class Scan {
   /** The items waiting for JSON.parse: from `waiting` (-1 when none) to `waitingEnd`. */
   private waiting = -1;
   private waitingEnd = -1;
-  /** Set when waiting items are not JSON: the listing must be read the long way. */
+  /** Set when waiting items are not JSON: the listing must be read by the checked reader. */
   private failed = false;
   private readonly rules: ListingRuleReader;
 
@@ -95,7 +96,7 @@ class Scan {
 
   /**
    * A set or map of ours with elements, its elements read straight from their text
-   * (listing-elements.ts) and the rest handed over as JSON.parse gives it; -1 when it is
+   * (compact/elements.ts) and the rest handed over as JSON.parse gives it; -1 when it is
    * not such a set, or its elements are not read so (then it is read as JSON whole).
    */
   private setWithElements(): number {
@@ -139,7 +140,7 @@ class Scan {
   /**
    * The item at pos, left for JSON.parse: up to where the next item starts. Text that is
    * not spaced as nft spaces it has no such places, and is one item to the end: parsed
-   * whole when that is not too large, else read the long way, which streams it.
+   * whole when that is not too large, else read by the checked reader, which streams it.
    */
   private wait(): void {
     if (this.waiting < 0) this.waiting = this.pos;
@@ -164,7 +165,17 @@ class Scan {
   }
 }
 
-/** Reads the listing into the reader (of our table `tableName`); false when it must be read the long way instead. */
+/** The `{"nftables": [` before the items and the `]}` after them; null when not that shape. */
+export function itemsRange(text: string): { start: number; end: number } | null {
+  const open = /^\s*\{\s*"nftables"\s*:\s*\[\s*/.exec(text.slice(0, 200));
+  const close = /\s*\]\s*\}\s*$/.exec(text.slice(Math.max(0, text.length - 200)));
+  if (!open || !close) return null;
+  const start = open[0].length;
+  const end = text.length - close[0].length;
+  return start <= end ? { start, end } : null;
+}
+
+/** Reads the listing into the reader (of our table `tableName`); false when it must be read by the checked reader instead. */
 export function scanListing(text: string, reader: LiveReader, tableName: string): boolean {
   const range = itemsRange(text);
   return range !== null && new Scan(text, reader, tableName, range.start, range.end).run();

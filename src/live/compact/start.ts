@@ -1,28 +1,27 @@
-// Reading a live listing compactly (live-scan.ts, live-compact.ts), on a second thread when
-// the listing is large: `diff` compiles the snapshot on the main thread meanwhile, and the
+// Reading a live listing compactly (scan.ts, table.ts), on a second thread when the
+// listing is large: `diff` compiles the snapshot on the main thread meanwhile, and the
 // compact tables come back as a few strings and typed arrays, cheap to hand over.
 import * as fs from 'node:fs';
 import { isAscii } from 'node:buffer';
-import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Family } from './expr.js';
-import { readCompact, type CompactRead, type CompactTable } from './live-compact.js';
-import { scanListing } from './live-scan.js';
+import type { Family } from '../../nft/expr.js';
+import { readCompact, type CompactRead, type CompactTable } from './table.js';
+import { scanListing } from './scan.js';
+import { bufferChunks } from '../chunks.js';
 
 // Our tables are ip and ip6 ones; which of them the snapshot needs is known only once it
 // is compiled, so both are read and the caller keeps what it needs.
 const BOTH: Family[] = ['ip', 'ip6'];
-// A listing up to this many bytes is read whole (live.ts reads a larger one in chunks).
+// A listing up to this many bytes is read whole (the checked reader takes a larger one in chunks).
 const WHOLE_BYTES = 256 * 2 ** 20;
 // A listing this large is read on a second thread; a smaller one is read sooner than a
 // thread starts.
 const WORKER_BYTES = 8 * 2 ** 20;
-const CHUNK_BYTES = 1 << 20;
 
 const NOT_READ: CompactRead = { tables: [], problemsIn: [], readable: false };
 
-/** A listing's text read compactly; not readable when it must be read the long way. */
+/** A listing's text read compactly; not readable when it must be read by the checked reader. */
 export function readCompactText(text: string, tableName: string): CompactRead {
   return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH });
 }
@@ -50,7 +49,7 @@ export function transferables(tables: CompactTable[]): ArrayBuffer[] {
 export interface PendingRead {
   result(): Promise<CompactRead>;
   /**
-   * The listing again, for the long way, when it was read from something that cannot be
+   * The listing again, for the checked reader, when it was read from something that cannot be
    * read twice (a pipe, as in `--live <(nft -j list ruleset)`).
    */
   readonly again?: () => Iterable<string>;
@@ -66,7 +65,7 @@ const settled = (read: CompactRead): PendingRead => ({ result: () => Promise.res
  * Starts reading a listing file compactly: on a worker thread when it is large (and the
  * worker's module is there: not when running from the TypeScript sources), else at once
  * on this thread. Any failure (a file that cannot be read, a crashed thread) gives a
- * result that is not readable, and the caller reads the file the long way, which reports
+ * result that is not readable, and the caller reads the file with the checked reader, which reports
  * the problem properly.
  */
 export function startCompactRead(file: string, tableName: string, workerBytes = WORKER_BYTES): PendingRead {
@@ -74,7 +73,7 @@ export function startCompactRead(file: string, tableName: string, workerBytes = 
   try {
     stat = fs.statSync(file);
   } catch {
-    return settled(NOT_READ); // reported by the long way
+    return settled(NOT_READ); // reported by the checked reader
   }
   if (!stat.isFile()) return readOnce(file, tableName);
   if (stat.size < workerBytes || !fs.existsSync(fileURLToPath(WORKER_URL))) {
@@ -99,15 +98,7 @@ function readOnce(file: string, tableName: string): PendingRead {
   try {
     bytes = fs.readFileSync(file);
   } catch {
-    return settled(NOT_READ); // a directory, say: reported by the long way
+    return settled(NOT_READ); // a directory, say: reported by the checked reader
   }
   return { ...settled(readCompactBytes(bytes, tableName)), again: () => bufferChunks(bytes) };
-}
-
-/** Text of the bytes in pieces, as fileChunks gives a file's (a listing may not fit one string). */
-function* bufferChunks(bytes: Buffer): Generator<string> {
-  const decoder = new StringDecoder('utf8');
-  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) yield decoder.write(bytes.subarray(at, at + CHUNK_BYTES));
-  const rest = decoder.end();
-  if (rest) yield rest;
 }

@@ -1,7 +1,7 @@
-// The worker thread of live-read.ts: reads one listing file compactly and posts the
+// The worker thread of start.ts: reads one listing file compactly and posts the
 // result (null when it could not read the file at all).
 import { parentPort, workerData } from 'node:worker_threads';
-import { readCompactFile, transferables } from './live-read.js';
+import { readCompactFile, transferables } from './start.js';
 
 const { file, tableName } = workerData as { file: string; tableName: string };
 try {
