@@ -31,7 +31,7 @@ async function compile(text, backend = 'nftables') {
   let stdout = '';
   let stderr = '';
   try {
-    const code = await run(['compile', '-', '--backend', backend], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => text });
+    const code = await run(['compile', '-', '--backend', backend], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => Buffer.from(text) });
     return { code, stdout, stderr };
   } catch (e) {
     return { code: -1, stdout, stderr, threw: String(e?.stack ?? e) };

@@ -156,7 +156,7 @@ describe('warnings', () => {
       service('bbb', '  clusterIP: 10.96.0.2\n  externalIPs: [192.0.2.1]', EPS);
     const r = await kproxc(['compile', '--backend', 'ovs', '-'], snapshot);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^"<stdin>":\d+:\d+: Service ns\/bbb: warning: table 15 flow tcp,reg4=0x10000\/0x70000,nw_dst=192\.0\.2\.1,tp_dst=80 is already taken by Service ns\/aaa; this one is left out\n$/);
+    expect(r.stderr).toMatch(/^<stdin>:\d+:\d+: Service ns\/bbb: warning: table 15 flow tcp,reg4=0x10000\/0x70000,nw_dst=192\.0\.2\.1,tp_dst=80 is already taken by Service ns\/aaa; this one is left out\n$/);
     expect(r.stdout.match(/nw_dst=192\.0\.2\.1,tp_dst=80 /g)).toHaveLength(1);
     expect(r.stdout).toMatch(/nw_dst=192\.0\.2\.1,tp_dst=80 actions=.*group:1$/m);
   });

@@ -35,7 +35,7 @@ function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { t
  */
 async function liveTables(io: Io, live: string, pending: PendingRead | null, tables: TableContents[], tableName: string): Promise<LiveTableView[]> {
   const families = tables.map((t) => t.table.family);
-  const stdin = live === '-' ? io.readStdin() : '';
+  const stdin = live === '-' ? io.readStdin().toString('utf8') : '';
   const read = pending ? await pending.result() : readCompactText(stdin, tableName);
   const relevant = read.problemsIn.some((p) => p === 'any' || families.includes(p));
   if (read.readable && !relevant) return read.tables.filter((t) => families.includes(t.table.family)).map(compactView);

@@ -20,7 +20,8 @@ export interface Io {
   /** Bytes to standard output (used before the call returns); without it they go through stdout as text. */
   stdoutBytes?: (b: Uint8Array) => void;
   stderr: (s: string) => void;
-  readStdin: () => string;
+  /** Standard input's bytes (src/input decodes them, as it does a file's). */
+  readStdin: () => Buffer;
 }
 
 const processIo: Io = {
@@ -28,7 +29,7 @@ const processIo: Io = {
   // A copy: the writer uses its buffer again once this returns.
   stdoutBytes: (b) => process.stdout.write(Buffer.from(b)),
   stderr: (s) => process.stderr.write(s),
-  readStdin: () => fs.readFileSync(0, 'utf8'),
+  readStdin: () => fs.readFileSync(0),
 };
 
 /** Diagnostics on standard error, sorted, one per line. */

@@ -14,7 +14,7 @@ export interface CliResult {
   stderr: string;
 }
 
-export async function kproxc(args: string[], stdin = ''): Promise<CliResult> {
+export async function kproxc(args: string[], stdin: string | Buffer = ''): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const code = await run(args, {
@@ -24,7 +24,7 @@ export async function kproxc(args: string[], stdin = ''): Promise<CliResult> {
     stderr: (s) => {
       stderr += s;
     },
-    readStdin: () => stdin,
+    readStdin: () => (typeof stdin === 'string' ? Buffer.from(stdin) : stdin),
   });
   return { code, stdout, stderr };
 }
