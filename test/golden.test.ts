@@ -16,7 +16,8 @@ describe('golden nftables output', () => {
 
   for (const f of fixtures) {
     it(f.name, async () => {
-      const r = await kproxc(['compile', f.file, ...f.args]);
+      // Named from the repository's root, as the golden warnings name it.
+      const r = await kproxc(['compile', path.relative(path.join(FIXTURES, '..'), f.file), ...f.args]);
       // Most fixtures have no diagnostics; the warnings of the others are golden too.
       expect(r.stderr).toBe(goldenStderr(`${f.name}.nft.stderr`, r.stderr));
       expect(r.code).toBe(0);
