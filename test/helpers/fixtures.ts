@@ -29,7 +29,7 @@ export function fixtureArgs(text: string): string[] {
 }
 
 /** A fixture's text, decoded as kproxc decodes its input (some fixtures are UTF-16, or have a byte-order mark). */
-function fixtureText(file: string): string {
+export function fixtureText(file: string): string {
   const read = decodeText(fs.readFileSync(file));
   // An error fixture may hold what is not text at all; it is only ever read by kproxc itself.
   return 'text' in read ? read.text : '';
