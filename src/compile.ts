@@ -7,6 +7,7 @@ import { buildModel } from './model/build.js';
 import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
 import { validateObject, validateObjects } from './schema/validate.js';
+import { UnreadObjects } from './schema/unread.js';
 import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText, type NftablesOptions } from './backends/nftables/index.js';
 import { fullReplace } from './nft/transaction.js';
 import type { ChunkWriter } from './io/byte-chunks.js';
@@ -36,11 +37,13 @@ function loadStreaming(files: InputFile[]): Loaded | null {
   const checked: Diagnostic[] = [];
   const decodedDiags: Diagnostic[] = [];
   const decoder = new Decoder(decodedDiags);
+  const unread = new UnreadObjects();
   const parseDiagnostics = streamFiles(files, (o) => {
-    const typed = validateObject(o, checked);
+    const typed = validateObject(o, checked, unread);
     if (typed) decoder.add(typed);
   });
   if (!parseDiagnostics) return null;
+  checked.push(...unread.warnings());
   const decoded = decoder.finish();
   return { parseDiagnostics, diagnostics: [...checked, ...decodedDiags], decoded };
 }

@@ -112,14 +112,14 @@ describe('warnings and --strict', () => {
     const r = await kproxc(['compile', '-'], UNKNOWN_KIND);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^add table ip kube-proxy\n/);
-    expect(r.stderr).toBe('"<stdin>":5:1: Deployment ns1/web: warning: apps/v1 Deployment is not read by kproxc; skipped\n');
+    expect(r.stderr).toBe('<stdin>:5:1: Deployment ns1/web: warning: apps/v1 Deployment is not read by kproxc; skipped\n');
   });
 
   it('--strict turns it into an error: exit 2, nothing on standard output', async () => {
     const r = await kproxc(['compile', '-', '--strict'], UNKNOWN_KIND);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe('"<stdin>":5:1: Deployment ns1/web: apps/v1 Deployment is not read by kproxc; skipped\n');
+    expect(r.stderr).toBe('<stdin>:5:1: Deployment ns1/web: apps/v1 Deployment is not read by kproxc; skipped\n');
   });
 
   it('--strict also fails on warnings of the backend (an element two Services claim)', async () => {
@@ -147,7 +147,7 @@ spec: {type: NodePort, clusterIP: 172.30.0.2, ports: [{port: 80, nodePort: 30080
 ${slice('a')}${slice('b')}`;
     const lax = await kproxc(['compile', '-'], clash);
     expect(lax.code).toBe(0);
-    expect(lax.stderr).toMatch(/^"?<stdin>"?:12:\d+: Service ns1\/b: warning: NodePort TCP 30080 \(IPv4\) is also the NodePort of ns1\/a:80\/TCP, which comes first in name order and serves it; ns1\/b:80\/TCP gets no rule for it\n$/);
+    expect(lax.stderr).toMatch(/^<stdin>:12:\d+: Service ns1\/b: warning: NodePort TCP 30080 \(IPv4\) is also the NodePort of ns1\/a:80\/TCP, which comes first in name order and serves it; ns1\/b:80\/TCP gets no rule for it\n$/);
     const strict = await kproxc(['compile', '-', '--strict'], clash);
     expect(strict.code).toBe(2);
     expect(strict.stdout).toBe('');

@@ -116,11 +116,11 @@ spec:
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
       [
-        `"<stdin>":${where(text, '"-bad"')}: Service ns1/svc1: metadata.labels.-bad: label key must be a qualified name: letters, digits, "-", "_" and ".", starting and ending with a letter or digit, with an optional DNS-subdomain prefix and "/"`,
-        `"<stdin>":${where(text, '"bad value!"')}: Service ns1/svc1: metadata.labels.good: must be a label value: letters, digits, "-", "_" and ".", starting and ending with a letter or digit`,
-        `"<stdin>":${where(text, '"10.0.0.01"')}: Service ns1/svc1: spec.clusterIP: "10.0.0.01" is not a valid IP address`,
-        `"<stdin>":${where(text, '30080', 1)}: Service ns1/svc1: spec.ports[1].nodePort: duplicate node port 30080/TCP`,
-        `"<stdin>":${where(text, '127.0.0.1')}: Service ns1/svc1: spec.externalIPs[0]: 127.0.0.1 may not be in the loopback range (127.0.0.0/8)`,
+        `<stdin>:${where(text, '"-bad"')}: Service ns1/svc1: metadata.labels.-bad: label key must be a qualified name: letters, digits, "-", "_" and ".", starting and ending with a letter or digit, with an optional DNS-subdomain prefix and "/"`,
+        `<stdin>:${where(text, '"bad value!"')}: Service ns1/svc1: metadata.labels.good: must be a label value: letters, digits, "-", "_" and ".", starting and ending with a letter or digit`,
+        `<stdin>:${where(text, '"10.0.0.01"')}: Service ns1/svc1: spec.clusterIP: "10.0.0.01" is not a valid IP address`,
+        `<stdin>:${where(text, '30080', 1)}: Service ns1/svc1: spec.ports[1].nodePort: duplicate node port 30080/TCP`,
+        `<stdin>:${where(text, '127.0.0.1')}: Service ns1/svc1: spec.externalIPs[0]: 127.0.0.1 may not be in the loopback range (127.0.0.0/8)`,
         '',
       ].join('\n'),
     );
@@ -137,8 +137,8 @@ metadata: {name: test-node}
     const r = await kproxc(['compile', '-'], text);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      `"<stdin>":${where(text, '"80"')}: Service default/svc1: spec.ports[0].port: must be of type integer\n` +
-        `"<stdin>":${where(text, '"1.2.3.4.5"')}: Service default/svc1: spec.externalIPs[0]: "1.2.3.4.5" is not a valid IP address\n`,
+      `<stdin>:${where(text, '"80"')}: Service default/svc1: spec.ports[0].port: must be of type integer\n` +
+        `<stdin>:${where(text, '"1.2.3.4.5"')}: Service default/svc1: spec.externalIPs[0]: "1.2.3.4.5" is not a valid IP address\n`,
     );
   });
 });

@@ -156,7 +156,7 @@ describe('warnings', () => {
       service('bbb', '  clusterIP: 10.96.0.2\n  externalIPs: [192.0.2.1]', EPS);
     const r = await kproxc(['compile', '--backend', 'ovs', '-'], snapshot);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^"?<stdin>"?:\d+:\d+: Service ns\/bbb: warning: external IP 192\.0\.2\.1 TCP port 80 is also the external IP of ns\/aaa:p\/TCP, which comes first in name order and serves it; ns\/bbb:p\/TCP gets no rule for it\n$/);
+    expect(r.stderr).toMatch(/^<stdin>:\d+:\d+: Service ns\/bbb: warning: external IP 192\.0\.2\.1 TCP port 80 is also the external IP of ns\/aaa:p\/TCP, which comes first in name order and serves it; ns\/bbb:p\/TCP gets no rule for it\n$/);
     expect(r.stdout.match(/nw_dst=192\.0\.2\.1,tp_dst=80 /g)).toHaveLength(1);
     expect(r.stdout).toMatch(/nw_dst=192\.0\.2\.1,tp_dst=80 actions=.*group:1$/m);
   });

@@ -21,6 +21,7 @@ import { parseArgsToOptions } from './helpers/options.js';
 import { startOvs, type Ovs } from './helpers/ovs.js';
 import { LAB } from './helpers/packet-lab.js';
 import { randomCluster } from './helpers/random-cluster.js';
+import { fixtureText } from './helpers/fixtures.js';
 import { tracerFor } from './helpers/trace.js';
 
 const SPORT = 40000;
@@ -61,7 +62,7 @@ afterAll(() => {
 
 /** Loads the snapshot's bundle, then traces every packet both ways; returns how many were hairpins. */
 function crossCheck(file: string, args: string[], packets: Packet[]): { hairpins: number; outcomes: Set<string> } {
-  const text = fs.readFileSync(file, 'utf8');
+  const text = fixtureText(file);
   const compiled = compileOvs([{ name: file, text }], parseArgsToOptions(args));
   ovs!.loadBundle(outputText(compiled.output));
   const tracer = tracerFor(file, args, 'ovs');

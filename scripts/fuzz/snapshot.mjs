@@ -36,7 +36,7 @@ function lineNotOurs(stdout, backend) {
   return undefined;
 }
 // A diagnostic: FILE:LINE:COL: ... (the input comes on standard input).
-const DIAGNOSTIC = /^"<stdin>":(\d+):(\d+): /;
+const DIAGNOSTIC = /^<stdin>:(\d+):(\d+): /;
 
 /**
  * What a run of `kproxc compile -` (with `backend`) on `text` did wrong, or null. Exit 0 must print a ruleset

@@ -45,7 +45,7 @@ export function printDiagnostics(io: Io, ds: Diagnostic[]): void {
 
 /** The snapshot's files (directories expanded, - for standard input); every problem reading them at once. */
 export function loadInputs(io: Io, args: string[]): InputFile[] {
-  const { files, diagnostics } = readInputs(args, () => stdinText(io));
+  const { files, diagnostics } = readInputs(args, io.readStdin);
   if (diagnostics.length) throw new UserInputError(diagnostics);
   return files;
 }

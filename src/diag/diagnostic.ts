@@ -16,6 +16,8 @@ export interface Diagnostic {
   object?: string; // "namespace/name" or "name"
   field?: string; // dotted field path, e.g. "spec.ports[0].port"
   message: string;
+  /** About input left unread that cannot change the output (objects of other kinds): printed after the rest. */
+  minor?: boolean;
 }
 
 /** Longest text from the input shown in a diagnostic; the rest is elided. */
@@ -41,17 +43,23 @@ function oneLine(s: string): string {
 
 /** FILE:LINE:COL: Kind namespace/name: field.path: message (parts that are unknown are left out). */
 export function formatDiagnostic(d: Diagnostic): string {
-  const parts = [`${displayText(d.pos.file)}:${d.pos.line}:${d.pos.col}`];
+  // Standard input is named <stdin> unquoted, so that editors can jump to it like a file.
+  const file = d.pos.file === '<stdin>' ? d.pos.file : displayText(d.pos.file);
+  const parts = [`${file}:${d.pos.line}:${d.pos.col}`];
   if (d.kind) parts.push(d.object !== undefined ? `${displayText(d.kind)} ${displayText(d.object)}` : displayText(d.kind));
   if (d.field) parts.push(d.field);
   const prefix = d.severity === 'warning' ? 'warning: ' : '';
   return oneLine(`${parts.join(': ')}: ${prefix}${d.message}`);
 }
 
-/** Sorted by file, line, column, then text, so the order of problems is stable. */
+/**
+ * Sorted by file, line, column, then text, so the order of problems is stable; minor ones
+ * last, so that what changes the output is read first.
+ */
 export function sortDiagnostics(ds: Diagnostic[]): Diagnostic[] {
   return [...ds].sort(
     (a, b) =>
+      Number(a.minor ?? false) - Number(b.minor ?? false) ||
       (a.pos.file < b.pos.file ? -1 : a.pos.file > b.pos.file ? 1 : 0) ||
       a.pos.line - b.pos.line ||
       a.pos.col - b.pos.col ||

@@ -6,6 +6,7 @@ import { yaml } from './yaml-lib.js';
 import type { Position } from '../diag/diagnostic.js';
 import { readFastEach, type FastDocument, type Fragment } from './fast-parse.js';
 import { LineIndex } from './positions.js';
+import { listForm, listItem } from './lists.js';
 import type { FieldPath, InputFile, LocateOptions, SourceObject } from './source.js';
 
 type LinePos = Pick<LineCounter, 'linePos'>;
@@ -97,6 +98,7 @@ function lazyLocate(f: InputFile, lines: LineIndex, start: number, doc: LazyDocu
 
 /** A document's value and where its objects stand, or null when the whole file must go to the full parser. */
 function documentOf(f: InputFile, lines: LineIndex, d: FastDocument, slow: SlowReader) {
+  if (d.wholeFile) return null;
   if (d.value === undefined) {
     // Outside the fast reader's subset: this document alone through the full parser.
     const read = slow.document(f.text.slice(d.start, d.end), f.name);
@@ -132,10 +134,11 @@ function handDocument(f: InputFile, fileIndex: number, docIndex: number, lines: 
   if (!d) return false;
   const value = d.value;
   if (value === null || value === undefined) return true; // an empty document
-  // What is not a Kubernetes object (or List of them) is reported by the full parser.
+  // What is not a Kubernetes object (or list of them) is reported by the full parser.
   if (typeof value !== 'object' || Array.isArray(value)) return false;
   const obj = value as Record<string, unknown>;
-  if (obj.kind !== 'List') {
+  const form = listForm(obj);
+  if (!form) {
     each({ file: f.name, value, locate: d.locate([]), order: [fileIndex, docIndex, 0] });
     return true;
   }
@@ -145,7 +148,7 @@ function handDocument(f: InputFile, fileIndex: number, docIndex: number, lines: 
     if (items[i] === null || items[i] === undefined) continue;
     const piece: Fragment | null = d.item(i);
     const locate = piece ? lazyLocate(f, lines, piece.start, new LazyDocument(f, piece.start, piece.end), piece.base, slow) : d.locate(['items', i]);
-    each({ file: f.name, value: items[i], locate, order: [fileIndex, docIndex, i] });
+    each({ file: f.name, value: listItem(form, items[i]), locate, order: [fileIndex, docIndex, i] });
   }
   return true;
 }

@@ -4,6 +4,7 @@
 // parser, per document where that is exact, else for the whole file.
 import { BlockReader, NotFast } from './fast-yaml.js';
 import { fastJson } from './fast-json.js';
+import { jsonObjectSpans } from './json-stream.js';
 import { jsonListItems } from './positions.js';
 
 /** A piece of a file's text that the positioned parser can read on its own. */
@@ -24,6 +25,8 @@ export interface FastDocument {
   notFast?: string;
   /** Whether some mapping in it holds a null value. */
   nullField?: boolean;
+  /** Whether its problem can be reported only by the full parser reading the whole file. */
+  wholeFile?: boolean;
   /** The text of item i of a List document, where the fast path knows it. */
   item(i: number): Fragment | null;
 }
@@ -115,16 +118,44 @@ function readYamlDocument(text: string, start: number, end: number): FastDocumen
   }
 }
 
-function readJsonDocument(text: string): FastDocument | null {
-  const read = fastJson(text);
+/** The JSON object text[start, end) by the fast path, or null when the full parser must read it. */
+function readJsonDocument(text: string, start: number, end: number): FastDocument | null {
+  const read = fastJson(start === 0 && end === text.length ? text : text.slice(start, end));
   if (read === null) return null;
   let items: [number, number][] | null | undefined;
   const item = (i: number): Fragment | null => {
-    items ??= jsonListItems(text);
+    items ??= jsonListItems(text, start);
     const r = items?.[i];
     return r ? { start: r[0], end: r[1], base: [] } : null;
   };
-  return { start: 0, end: text.length, value: read.value, item, nullField: read.nullField };
+  return { start, end, value: read.value, item, nullField: read.nullField };
+}
+
+/**
+ * A stream of JSON objects (see json-stream.ts), each handed to `each` as it is read;
+ * false, before any, when the text is not such a stream. An object that is not valid JSON
+ * is for the full parser reading the whole file (which reports it); one the fast path
+ * merely leaves is read alone by the full parser.
+ */
+function readJsonStream(text: string, each: (d: FastDocument) => boolean): boolean {
+  const read = jsonObjectSpans(text);
+  if (!('spans' in read) || read.spans.length < 2) return false;
+  for (const [start, end] of read.spans) {
+    let doc = readJsonDocument(text, start, end);
+    if (!doc) {
+      const valid = (() => {
+        try {
+          JSON.parse(text.slice(start, end));
+          return true;
+        } catch {
+          return false;
+        }
+      })();
+      doc = { start, end, value: undefined, notFast: valid ? 'JSON the fast path leaves' : 'invalid JSON', wholeFile: !valid, item: noItems };
+    }
+    if (!each(doc)) break;
+  }
+  return true;
 }
 
 /**
@@ -132,15 +163,16 @@ function readJsonDocument(text: string): FastDocument | null {
  * read (so that its value may die young); `each` returns false to stop. False, before
  * any document, when the whole file is for the full parser. `json` is for .json files,
  * which must be JSON; a YAML file that holds JSON (as `kubectl get -o json` prints it) is
- * tried as JSON first.
+ * tried as JSON first, one object or a stream of them.
  */
 export function readFastEach(text: string, json: boolean, each: (d: FastDocument) => boolean): boolean {
   if (json || /^\s*\{/.test(text.slice(0, 256))) {
-    const doc = readJsonDocument(text);
+    const doc = readJsonDocument(text, 0, text.length);
     if (doc) {
       each(doc);
       return true;
     }
+    if (readJsonStream(text, each)) return true;
     if (json) return false;
   }
   return readYamlDocuments(text, each);

@@ -26,6 +26,12 @@ export class LineIndex {
     return { line: lo + 1, col: offset - starts[lo] + 1 };
   }
 
+  /** The offset of a line and column (both from 1). */
+  offsetOf(line: number, col: number): number {
+    this.linePos(0); // the line starts, found on first use
+    return this.starts![line - 1] + col - 1;
+  }
+
   /** The same, for offsets counted from `start` (a piece of the text read on its own). */
   from(start: number): { linePos(offset: number): { line: number; col: number } } {
     return { linePos: (offset) => this.linePos(start + offset) };
@@ -72,11 +78,12 @@ function skipSpace(text: string, i: number): number {
 }
 
 /**
- * Where each item of the top-level "items" array of a JSON object stands: [start, end)
- * offsets of its text. Null when there is no such array. The text is valid JSON.
+ * Where each item of the top-level "items" array of the JSON object at `start` stands:
+ * [start, end) offsets of its text. Null when there is no such array. The object is valid
+ * JSON.
  */
-export function jsonListItems(text: string): [number, number][] | null {
-  let i = skipSpace(text, 0);
+export function jsonListItems(text: string, start = 0): [number, number][] | null {
+  let i = skipSpace(text, start);
   if (text.charCodeAt(i) !== 0x7b) return null;
   i = skipSpace(text, i + 1);
   while (text.charCodeAt(i) === QUOTE) {

@@ -5,13 +5,16 @@
 // The input is untrusted: every way a file can fail to be a snapshot (unreadable, bad
 // syntax, nesting deep enough to exhaust the stack, alias bombs and cycles) ends here as
 // a positioned diagnostic, never as an exception.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Document, LineCounter, Node } from 'yaml';
 import { yaml } from './yaml-lib.js';
 import type { Diagnostic, Position } from '../diag/diagnostic.js';
 import { nestingProblem, valueShapeProblem, MAX_NESTING } from './shape.js';
 import { eachFastObject, readFastObjects, type SlowReader } from './fast-objects.js';
+import { jsonObjectSpans, startsWithBrace } from './json-stream.js';
+import { LineIndex } from './positions.js';
+import { listForm, listItem } from './lists.js';
+import { embeddedConfig, isKubeProxyConfigMap, type EmbeddedReader } from './configmap.js';
+import type { EmbeddedPlace } from './embedded-text.js';
 
 export type FieldPath = (string | number)[];
 
@@ -35,73 +38,12 @@ export interface SourceObject {
 }
 
 export interface InputFile {
-  name: string; // as the user named it; "-" is shown as "<stdin>"
+  name: string; // as the user named it; "-" is named STDIN
   text: string;
 }
 
-/** Expands directories (their *.yaml, *.yml, *.json in name order) and reads every file. */
-export function readInputs(args: string[], readStdin: () => string): { files: InputFile[]; diagnostics: Diagnostic[] } {
-  const files: InputFile[] = [];
-  const diagnostics: Diagnostic[] = [];
-  const problem = (file: string, message: string) =>
-    diagnostics.push({ severity: 'error', pos: { file, line: 1, col: 1 }, message });
-  const errno = (e: unknown) => (e as NodeJS.ErrnoException).code ?? 'error';
-  const readFile = (p: string) => {
-    try {
-      files.push({ name: p, text: fs.readFileSync(p, 'utf8') });
-    } catch (e) {
-      problem(p, `cannot read: ${errno(e)}`);
-    }
-  };
-  for (const arg of args) {
-    if (arg === '-') {
-      try {
-        files.push({ name: '<stdin>', text: readStdin() });
-      } catch (e) {
-        problem('<stdin>', `cannot read: ${errno(e)}`);
-      }
-      continue;
-    }
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(arg);
-    } catch (e) {
-      problem(arg, errno(e) === 'ENOENT' ? 'no such file or directory' : `cannot read: ${errno(e)}`);
-      continue;
-    }
-    if (!stat.isDirectory()) {
-      readFile(arg);
-      continue;
-    }
-    let names: string[];
-    try {
-      names = fs
-        .readdirSync(arg)
-        .filter((n) => /\.(ya?ml|json)$/.test(n))
-        .sort();
-    } catch (e) {
-      problem(arg, `cannot read directory: ${errno(e)}`);
-      continue;
-    }
-    let found = 0;
-    const before = diagnostics.length;
-    for (const n of names) {
-      const p = path.join(arg, n);
-      let isFile = false;
-      try {
-        isFile = fs.statSync(p).isFile();
-      } catch (e) {
-        problem(p, `cannot read: ${errno(e)}`);
-      }
-      if (isFile) {
-        found++;
-        readFile(p);
-      }
-    }
-    if (found === 0 && diagnostics.length === before) problem(arg, 'directory holds no *.yaml, *.yml or *.json file');
-  }
-  return { files, diagnostics };
-}
+// Reading the files (bytes to text) is read-inputs.ts's; callers take it from here.
+export { readInputs, STDIN } from './read-inputs.js';
 
 /** The node at a path, resolving aliases (a problem inside an aliased value is in its anchor's text). */
 function step(doc: Document, node: unknown, key: string | number): { pairKey?: Node; value?: Node } | null {
@@ -213,14 +155,11 @@ function dropNulls(root: unknown): void {
 
 type At = (offset: number, message: string) => void;
 
-/** The documents of one file, or null when its text is not YAML (or JSON) at all. */
-function composeDocuments(f: InputFile, lines: LineCounter, syntax: string, at: At): Document.Parsed[] | null {
+/** The documents of a text, or null when it is not YAML (or JSON) at all. */
+function composeDocuments(text: string, syntax: string, at: At): Document.Parsed[] | null {
   try {
-    const json = syntax === 'JSON' ? jsonSyntaxProblem(f.text) : null;
+    const json = syntax === 'JSON' ? jsonSyntaxProblem(text) : null;
     if (json) {
-      // Nothing is parsed yet, so the line counter knows no lines: count them up to the offset.
-      lines.addNewLine(0);
-      for (let i = f.text.indexOf('\n'); i !== -1 && i < json.offset; i = f.text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
       at(json.offset, `invalid JSON: ${json.message}`);
       return null;
     }
@@ -228,7 +167,7 @@ function composeDocuments(f: InputFile, lines: LineCounter, syntax: string, at: 
     // bounded before it is composed. Documents stream through, never all tokens at once.
     const composer = new (yaml().Composer)({ uniqueKeys: true, prettyErrors: false, logLevel: 'error' });
     const docs: Document.Parsed[] = [];
-    for (const token of new (yaml().Parser)(lines.addNewLine).parse(f.text)) {
+    for (const token of new (yaml().Parser)().parse(text)) {
       const deep = nestingProblem([token]);
       if (deep !== null) {
         at(deep, `invalid ${syntax}: nested more than ${MAX_NESTING} levels deep`);
@@ -236,7 +175,7 @@ function composeDocuments(f: InputFile, lines: LineCounter, syntax: string, at: 
       }
       for (const doc of composer.next(token)) docs.push(doc as Document.Parsed);
     }
-    for (const doc of composer.end(false, f.text.length)) docs.push(doc as Document.Parsed);
+    for (const doc of composer.end(false, text.length)) docs.push(doc as Document.Parsed);
     return docs;
   } catch (e) {
     at(0, `invalid ${syntax}: ${firstLine(String((e as Error)?.message ?? e))}`);
@@ -273,18 +212,53 @@ function documentValue(doc: Document.Parsed, syntax: string, at: At): unknown {
   return value;
 }
 
+/** The documents of a text embedded in a field (see configmap.ts). */
+const embeddedReader: EmbeddedReader = {
+  documents(text, file, at) {
+    let failed = false;
+    const told: At = (offset, message) => {
+      failed = true;
+      at(offset, message);
+    };
+    const docs = composeDocuments(text, 'YAML', told) ?? [];
+    const out = docs.map((doc) => ({
+      value: documentValue(doc, 'YAML', told),
+      locate: (place: EmbeddedPlace) => locator(doc, { linePos: place }, file, []),
+    }));
+    return failed ? null : out;
+  },
+};
+
+/**
+ * An object as the later stages take it: the kube-proxy ConfigMap stands for the
+ * configuration in it (null when that cannot be read, with the reason in `diagnostics`).
+ */
+function asRead(o: SourceObject, f: InputFile, lines: () => LineIndex, diagnostics: Diagnostic[]): SourceObject | null {
+  return isKubeProxyConfigMap(o.value) ? embeddedConfig(o, f, lines(), embeddedReader, diagnostics) : o;
+}
+
+/** A file's line index, made when first asked for. */
+function linesOf(f: InputFile): () => LineIndex {
+  let index: LineIndex | undefined;
+  return () => (index ??= new LineIndex(f.text));
+}
+
 /** Parses every document of every file; YAML and JSON syntax errors become diagnostics. */
 export function parseFiles(files: InputFile[], opts: { fast?: boolean } = {}): { objects: SourceObject[]; diagnostics: Diagnostic[] } {
   const objects: SourceObject[] = [];
   const diagnostics: Diagnostic[] = [];
   files.forEach((f, fileIndex) => {
     // Most files are read by the fast path; `fast: false` is for tests that compare both.
-    const fast = opts.fast === false ? null : readFastObjects(f, fileIndex, slowReader);
-    if (fast) {
-      for (const o of fast) objects.push(o);
-      return;
+    let read = opts.fast === false ? null : readFastObjects(f, fileIndex, slowReader);
+    if (!read) {
+      read = [];
+      parseFull(f, fileIndex, read, diagnostics);
     }
-    parseFull(f, fileIndex, objects, diagnostics);
+    const lines = linesOf(f);
+    for (const o of read) {
+      const r = asRead(o, f, lines, diagnostics);
+      if (r) objects.push(r);
+    }
   });
   return { objects, diagnostics };
 }
@@ -299,48 +273,103 @@ export function streamFiles(files: InputFile[], each: (o: SourceObject) => void)
   const diagnostics: Diagnostic[] = [];
   for (let fileIndex = 0; fileIndex < files.length; fileIndex++) {
     const f = files[fileIndex];
+    const lines = linesOf(f);
+    const hand = (o: SourceObject) => {
+      const r = asRead(o, f, lines, diagnostics);
+      if (r) each(r);
+    };
     let handed = 0;
     const fast = eachFastObject(f, fileIndex, slowReader, (o) => {
       handed++;
-      each(o);
+      hand(o);
     });
     if (fast) continue;
     if (handed > 0) return null;
     const objects: SourceObject[] = [];
     parseFull(f, fileIndex, objects, diagnostics);
-    for (const o of objects) each(o);
+    for (const o of objects) hand(o);
   }
   return diagnostics;
 }
 
+/** A piece of a file's text that the full parser reads as documents of its own. */
+interface Piece {
+  start: number;
+  end: number;
+  syntax: 'JSON' | 'YAML';
+}
+
+/**
+ * How the full parser cuts a file: a stream of JSON objects into its objects, each held
+ * to JSON; anything else is one piece, JSON for a .json file and YAML otherwise. A text
+ * that starts with "{" but is no such stream (a truncated object, say) is read as YAML
+ * only when that reads it without a problem; else the JSON problem is the one line told.
+ */
+function pieces(f: InputFile, at: At): Piece[] | null {
+  const isJson = /\.json$/.test(f.name);
+  const whole: Piece[] = [{ start: 0, end: f.text.length, syntax: isJson ? 'JSON' : 'YAML' }];
+  if (!startsWithBrace(f.text)) return whole;
+  const read = jsonObjectSpans(f.text);
+  if ('spans' in read) return read.spans.length > 1 ? read.spans.map(([start, end]) => ({ start, end, syntax: 'JSON' })) : whole;
+  if (!isJson && composeDocuments(f.text, 'YAML', () => {})?.every((d) => d.errors.length === 0)) return whole;
+  const { offset, message } = read.problem;
+  // An object left open may hold an earlier mistake (a stray comma), which is the one to
+  // tell; a mistake on the last line is where the text was cut.
+  const inside = read.problem.unclosed ? jsonSyntaxProblem(f.text.slice(offset)) : null;
+  const lastLine = f.text.trimEnd().lastIndexOf('\n') + 1;
+  if (inside && offset + inside.offset < lastLine) at(offset + inside.offset, `invalid JSON: ${inside.message}`);
+  else at(offset, `invalid JSON: ${message}`);
+  return null;
+}
+
 /** A file read by the full parser, with positions for everything. */
 function parseFull(f: InputFile, fileIndex: number, objects: SourceObject[], diagnostics: Diagnostic[]): void {
-  const lines = new (yaml().LineCounter)();
-  const at: At = (offset, message) => {
-    const lp = lines.linePos(offset);
+  const index = new LineIndex(f.text);
+  const atIn = (start: number): At => (offset, message) => {
+    const lp = index.linePos(start + offset);
     diagnostics.push({ severity: 'error', pos: { file: f.name, line: lp.line, col: lp.col }, message });
   };
-  const syntax = /\.json$/.test(f.name) ? 'JSON' : 'YAML';
-  const docs = composeDocuments(f, lines, syntax, at) ?? [];
-  docs.forEach((doc, docIndex) => {
-    const value = documentValue(doc, syntax, at);
-    if (value === undefined || value === null) return; // reported, or an empty document
-    const locate = (base: FieldPath) => locator(doc, lines, f.name, base);
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      at(doc.contents?.range?.[0] ?? 0, 'document is not a Kubernetes object (expected a mapping with apiVersion and kind)');
-      return;
+  let docIndex = 0;
+  for (const piece of pieces(f, atIn(0)) ?? []) {
+    const at = atIn(piece.start);
+    const text = piece.start === 0 && piece.end === f.text.length ? f.text : f.text.slice(piece.start, piece.end);
+    const docs = composeDocuments(text, piece.syntax, at);
+    // A stream is read no further than its first object with a problem, as kubectl reads it.
+    if (!docs) break;
+    const lines = index.from(piece.start);
+    for (const doc of docs) {
+      const value = documentValue(doc, piece.syntax, at);
+      const order = docIndex++;
+      if (value === undefined || value === null) continue; // reported, or an empty document
+      const locate = (base: FieldPath) => locator(doc, lines, f.name, base);
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        at(doc.contents?.range?.[0] ?? 0, 'document is not a Kubernetes object (expected a mapping with apiVersion and kind)');
+        continue;
+      }
+      addDocument(f, value as Record<string, unknown>, locate, [fileIndex, order], objects, diagnostics);
     }
-    const obj = value as Record<string, unknown>;
-    if (obj.kind !== 'List') {
-      objects.push({ file: f.name, value, locate: locate([]), order: [fileIndex, docIndex, 0] });
-    } else if (obj.items !== undefined && !Array.isArray(obj.items)) {
-      diagnostics.push({ severity: 'error', pos: locate([])(['items']), kind: 'List', field: 'items', message: 'must be a list of objects' });
-    } else {
-      ((obj.items ?? []) as unknown[]).forEach((item, i) => {
-        if (item !== null && item !== undefined) objects.push({ file: f.name, value: item, locate: locate(['items', i]), order: [fileIndex, docIndex, i] });
-      });
-    }
-  });
+  }
+}
+
+/** The objects of one document: itself, or the items of a list. */
+function addDocument(
+  f: InputFile,
+  obj: Record<string, unknown>,
+  locate: (base: FieldPath) => SourceObject['locate'],
+  [fileIndex, docIndex]: [number, number],
+  objects: SourceObject[],
+  diagnostics: Diagnostic[],
+): void {
+  const form = listForm(obj);
+  if (!form) {
+    objects.push({ file: f.name, value: obj, locate: locate([]), order: [fileIndex, docIndex, 0] });
+  } else if (obj.items !== undefined && !Array.isArray(obj.items)) {
+    diagnostics.push({ severity: 'error', pos: locate([])(['items']), kind: String(obj.kind), field: 'items', message: 'must be a list of objects' });
+  } else {
+    ((obj.items ?? []) as unknown[]).forEach((item, i) => {
+      if (item !== null && item !== undefined) objects.push({ file: f.name, value: listItem(form, item), locate: locate(['items', i]), order: [fileIndex, docIndex, i] });
+    });
+  }
 }
 
 /** One YAML document's text read as parseFiles reads it; null when it has any problem to report. */
@@ -349,7 +378,7 @@ function slowDocument(text: string, file: string): { doc: Document.Parsed; value
   const at: At = () => {
     failed = true;
   };
-  const docs = composeDocuments({ name: file, text }, new (yaml().LineCounter)(), 'YAML', at);
+  const docs = composeDocuments(text, 'YAML', at);
   if (failed || !docs || docs.length !== 1) return null;
   const value = documentValue(docs[0], 'YAML', at);
   return failed || value === undefined ? null : { doc: docs[0], value };

@@ -232,19 +232,20 @@ export interface BuildResult {
   nodeName: string;
 }
 
+/** kube-proxy has one configuration: a second one is an error at its document. */
+function checkOneConfig(d: Decoded, diags: Diagnostic[]): void {
+  if (d.proxyConfigs.length <= 1) return;
+  const first = d.proxyConfigs[0].source.source.locate([]);
+  diags.push({
+    severity: 'error',
+    pos: d.proxyConfigs[1].source.source.locate([]),
+    kind: 'KubeProxyConfiguration',
+    message: `more than one KubeProxyConfiguration in the snapshot (the first is at ${first.file}:${first.line}:${first.col})`,
+  });
+}
+
 export function buildModel(d: Decoded, opts: CompileOptions, files: InputFile[], diags: Diagnostic[]): BuildResult | null {
-  if (d.proxyConfigs.length > 1) {
-    const second = d.proxyConfigs[1].source.source;
-    diags.push({
-      severity: 'error',
-      pos: second.locate([]),
-      kind: 'KubeProxyConfiguration',
-      message: `more than one KubeProxyConfiguration in the snapshot (the first is at ${(() => {
-        const p = d.proxyConfigs[0].source.source.locate([]);
-        return `${p.file}:${p.line}:${p.col}`;
-      })()})`,
-    });
-  }
+  checkOneConfig(d, diags);
   const config = d.proxyConfigs[0];
   const choice = chooseNode(d, config, opts, files, diags);
   const s = settings(config, opts, diags);

@@ -16,6 +16,15 @@ const DEFAULT_AFFINITY_TIMEOUT = 10800;
 const ANY_IP: IPRule = {};
 const NON_SPECIAL: IPRule = { nonSpecial: true };
 
+/**
+ * The API server sets spec.clusterIP on every Service it stores (an address, or None for a
+ * headless one), so a Service without one was never applied: a manifest, not a dump.
+ * Taking it for headless would drop its rules without a word.
+ */
+const NEVER_APPLIED =
+  'missing: the API server sets it on every Service (an address, or None for a headless one), so this Service was never applied; ' +
+  'compile what the cluster holds: kubectl get services,endpointslices,nodes -A -o yaml';
+
 /** Why kube-proxy leaves a Service alone (its informers never see it, or it has no virtual IP). */
 export function skipReason(type: string, labels: Record<string, string>, firstIP: string | undefined): string | undefined {
   if (Object.hasOwn(labels, LABEL_PROXY_NAME)) return `labelled ${LABEL_PROXY_NAME}: handled by another proxy`;
@@ -155,12 +164,24 @@ function affinityTimeout(r: Reporter, spec: Fields): number | undefined {
   return int(fields(fields(spec.sessionAffinityConfig).clientIP).timeoutSeconds) ?? DEFAULT_AFFINITY_TIMEOUT;
 }
 
+/**
+ * The API server allocates a health check node port for a LoadBalancer Service with
+ * externalTrafficPolicy Local, and refuses one anywhere else (validateServiceSpec).
+ */
+function healthCheckNodePort(r: Reporter, spec: Fields, type: string): void {
+  const port = int(spec.healthCheckNodePort) ?? 0;
+  if (port !== 0 && (type !== 'LoadBalancer' || spec.externalTrafficPolicy !== 'Local')) {
+    r.report(['spec', 'healthCheckNodePort'], 'may only be set when type is LoadBalancer and externalTrafficPolicy is Local');
+  }
+}
+
 export function decodeService(r: Reporter, value: unknown): DecodedService | null {
   const v = fields(value);
   const meta = checkMetadata(r, v, dns1035LabelProblem, true);
   const spec = fields(v.spec);
   const type = str(spec.type) ?? 'ClusterIP';
   const firstIP = Array.isArray(spec.clusterIPs) && spec.clusterIPs.length > 0 ? spec.clusterIPs[0] : spec.clusterIP;
+  if (type !== 'ExternalName' && (firstIP === undefined || firstIP === '')) r.report(['spec', 'clusterIP'], NEVER_APPLIED);
   const noVIP = type === 'ExternalName' || firstIP === undefined || firstIP === '' || firstIP === 'None';
   const ips = type === 'ExternalName' ? [] : clusterIPs(r, spec, noVIP);
   const portList = ports(r, spec, type, !noVIP);
@@ -168,6 +189,7 @@ export function decodeService(r: Reporter, value: unknown): DecodedService | nul
   const ranges = sourceRanges(r, spec, type);
   const ingress = ingressIPs(r, v);
   const timeout = affinityTimeout(r, spec);
+  healthCheckNodePort(r, spec, type);
   if (!r.ok || !meta) return null;
 
   const isExternalType = type === 'NodePort' || type === 'LoadBalancer';

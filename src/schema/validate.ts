@@ -1,9 +1,10 @@
 // ajv (allErrors) over each object by kind; every schema error becomes a diagnostic that
 // points at the offending field in its file.
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { displayText, quoteText, type Diagnostic } from '../diag/diagnostic.js';
+import { quoteText, type Diagnostic } from '../diag/diagnostic.js';
 import type { FieldPath, SourceObject } from '../input/source.js';
 import * as generated from './validators.generated.js';
+import { isNftListing, nftListingWarning, UnreadObjects } from './unread.js';
 
 export type KnownKind = 'Service' | 'EndpointSlice' | 'Endpoints' | 'Node' | 'ServiceCIDR' | 'KubeProxyConfiguration';
 
@@ -78,21 +79,31 @@ export interface TypedObject {
   name: string | undefined;
 }
 
-/** Sorts objects into known kinds (schema-checked) and warnings for the rest. */
+/** Sorts objects into known kinds (schema-checked) and warnings for the rest, the unread ones last. */
 export function validateObjects(objects: SourceObject[]): { typed: TypedObject[]; diagnostics: Diagnostic[] } {
   const typed: TypedObject[] = [];
   const diagnostics: Diagnostic[] = [];
+  const unread = new UnreadObjects();
   for (const o of objects) {
-    const t = validateObject(o, diagnostics);
+    const t = validateObject(o, diagnostics, unread);
     if (t) typed.push(t);
   }
+  diagnostics.push(...unread.warnings());
   return { typed, diagnostics };
 }
 
-/** One object of a known kind, schema-checked; null (with a diagnostic) for anything else. */
-export function validateObject(o: SourceObject, diagnostics: Diagnostic[]): TypedObject | null {
+/**
+ * One object of a known kind, schema-checked; null for anything else, with a diagnostic,
+ * or counted in `unread` for a kind kproxc does not read (its warnings are the caller's to
+ * add once every object is seen).
+ */
+export function validateObject(o: SourceObject, diagnostics: Diagnostic[], unread: UnreadObjects): TypedObject | null {
   if (typeof o.value !== 'object' || o.value === null || Array.isArray(o.value)) {
     diagnostics.push({ severity: 'error', pos: o.locate([]), message: 'not a Kubernetes object (expected a mapping with apiVersion and kind)' });
+    return null;
+  }
+  if (isNftListing(o.value)) {
+    diagnostics.push(nftListingWarning(o));
     return null;
   }
   const v = o.value as { apiVersion?: unknown; kind?: unknown };
@@ -110,13 +121,7 @@ export function validateObject(o: SourceObject, diagnostics: Diagnostic[]): Type
   // An own property only: a kind named like a property of every object (toString) is unknown.
   const known = Object.hasOwn(KINDS, v.kind) ? KINDS[v.kind] : undefined;
   if (!known || !known.versions.includes(v.apiVersion)) {
-    diagnostics.push({
-      severity: 'warning',
-      pos: o.locate([]),
-      kind: v.kind,
-      object: name,
-      message: `${displayText(v.apiVersion)} ${displayText(v.kind)} is not read by kproxc; skipped`,
-    });
+    unread.add(o, v.apiVersion, v.kind, name, known?.versions);
     return null;
   }
   const validate = validators[known.kind];

@@ -3,7 +3,9 @@
 // never writes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { decodeText } from '../../src/input/encoding.js';
+import { parseFiles } from '../../src/input/source.js';
 import { ROOT } from './kproxc.js';
 
 export const FIXTURES = path.join(ROOT, 'fixtures');
@@ -26,8 +28,18 @@ export function fixtureArgs(text: string): string[] {
   return args;
 }
 
-/** `withJson`: also *.json snapshots (error fixtures; JSON has no comments, so no kproxc-args). */
-export function listFixtures(dir = FIXTURES, withJson = false): Fixture[] {
+/** A fixture's text, decoded as kproxc decodes its input (some fixtures are UTF-16, or have a byte-order mark). */
+export function fixtureText(file: string): string {
+  const read = decodeText(fs.readFileSync(file));
+  // An error fixture may hold what is not text at all; it is only ever read by kproxc itself.
+  return 'text' in read ? read.text : '';
+}
+
+/**
+ * `withJson`: also *.json snapshots (the shared fixtures and the error fixtures; JSON has
+ * no comments, so no kproxc-args).
+ */
+export function listFixtures(dir = FIXTURES, withJson = dir === FIXTURES): Fixture[] {
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir)
@@ -35,7 +47,7 @@ export function listFixtures(dir = FIXTURES, withJson = false): Fixture[] {
     .sort()
     .map((n) => {
       const file = path.join(dir, n);
-      const text = fs.readFileSync(file, 'utf8');
+      const text = fixtureText(file);
       return { name: n.replace(/\.(yaml|json)$/, ''), file, args: fixtureArgs(text), text };
     });
 }
@@ -52,25 +64,12 @@ export function golden(rel: string, actual: string): string {
   return fs.readFileSync(file, 'utf8');
 }
 
-/** Golden standard error: a missing file means no diagnostics (UPDATE_GOLDEN=1 removes a stale one). */
-export function goldenStderr(rel: string, actual: string): string {
-  if (actual === '' && !fs.existsSync(path.join(GOLDEN, rel))) return '';
-  if (UPDATE && actual === '') {
-    fs.rmSync(path.join(GOLDEN, rel), { force: true });
-    return '';
-  }
-  return golden(rel, actual);
-}
-
-/** Deterministic shuffle (xorshift) of every object of a snapshot, Lists flattened. */
+/**
+ * Deterministic shuffle (xorshift) of every object of a snapshot, as kproxc reads them:
+ * lists flattened, JSON streams cut, a kube-proxy ConfigMap read as its configuration.
+ */
 export function shuffledSnapshot(text: string, seed: number): string {
-  const objects: unknown[] = [];
-  for (const doc of parseAllDocuments(text) as unknown as { toJS(): unknown }[]) {
-    const v = doc.toJS() as { kind?: string; items?: unknown[] } | null;
-    if (!v) continue;
-    if (v.kind === 'List' && Array.isArray(v.items)) objects.push(...v.items);
-    else objects.push(v);
-  }
+  const objects: unknown[] = parseFiles([{ name: 'snapshot.yaml', text }]).objects.map((o) => o.value);
   let s = seed >>> 0 || 1;
   const rnd = () => {
     s ^= s << 13;
@@ -83,4 +82,14 @@ export function shuffledSnapshot(text: string, seed: number): string {
     [objects[i], objects[j]] = [objects[j], objects[i]];
   }
   return objects.map((o) => stringify(o)).join('---\n');
+}
+
+/** Golden standard error: a missing file means no diagnostics. */
+export function goldenStderr(rel: string, actual: string): string {
+  if (actual === '' && !fs.existsSync(path.join(GOLDEN, rel))) return '';
+  if (UPDATE && actual === '') {
+    fs.rmSync(path.join(GOLDEN, rel), { force: true });
+    return '';
+  }
+  return golden(rel, actual);
 }

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '../../src/cli/main.js';
+import '../../src/cli/commands.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin/kproxc');
@@ -13,7 +14,7 @@ export interface CliResult {
   stderr: string;
 }
 
-export async function kproxc(args: string[], stdin = ''): Promise<CliResult> {
+export async function kproxc(args: string[], stdin: string | Buffer = ''): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const code = await run(args, {
@@ -23,7 +24,7 @@ export async function kproxc(args: string[], stdin = ''): Promise<CliResult> {
     stderr: (s) => {
       stderr += s;
     },
-    readStdin: () => Buffer.from(stdin),
+    readStdin: () => (typeof stdin === 'string' ? Buffer.from(stdin) : stdin),
   });
   return { code, stdout, stderr };
 }

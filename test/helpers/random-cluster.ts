@@ -56,7 +56,12 @@ export function randomCluster(seed: number, services = 4): RandomCluster {
     const clusterIP = `172.30.0.${10 + i}`;
     const nodePort = 3000 + i;
     const lines = [`apiVersion: v1`, `kind: Service`, `metadata: {namespace: ns${i}, name: svc${i}}`, `spec:`, `  clusterIP: ${clusterIP}`, `  type: ${type}`];
-    if (external) lines.push(`  externalTrafficPolicy: ${pick(['Cluster', 'Local'])}`, `  healthCheckNodePort: ${31000 + i}`);
+    if (external) {
+      const policy = pick(['Cluster', 'Local']);
+      lines.push(`  externalTrafficPolicy: ${policy}`);
+      // The API server allocates one for (and allows one only on) LoadBalancer Services with Local policy.
+      if (type === 'LoadBalancer' && policy === 'Local') lines.push(`  healthCheckNodePort: ${31000 + i}`);
+    }
     lines.push(`  internalTrafficPolicy: ${pick(['Cluster', 'Cluster', 'Local'])}`);
     const externalIP = r() < 0.4 ? `192.168.99.${20 + i}` : undefined;
     if (externalIP) lines.push(`  externalIPs: [${externalIP}]`);

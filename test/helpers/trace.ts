@@ -7,11 +7,11 @@ import { prepareOvsTrace } from '../../src/trace/ovs/index.js';
 import { DEFAULT_SOURCE_PORT, type L4Protocol, type TracePacket } from '../../src/trace/packet.js';
 import type { PreparedTracer } from '../../src/trace/backend.js';
 import type { Verdict } from '../../src/trace/result.js';
-import { fixtureArgs } from './fixtures.js';
+import { fixtureArgs, fixtureText } from './fixtures.js';
 import { parseArgsToOptions } from './options.js';
 
 export function tracerFor(file: string, extraArgs: string[] = [], backend: 'nftables' | 'ovs' = 'nftables'): PreparedTracer {
-  const text = fs.readFileSync(file, 'utf8');
+  const text = fixtureText(file);
   const opts = parseArgsToOptions([...fixtureArgs(text), ...extraArgs]);
   const prepare = backend === 'ovs' ? prepareOvsTrace : prepareNftablesTrace;
   return prepare([{ name: file, text }], { ...opts, tableName: 'kube-proxy' });
