@@ -18,11 +18,12 @@ const NON_SPECIAL: IPRule = { nonSpecial: true };
 
 /**
  * The API server sets spec.clusterIP on every Service it stores (an address, or None for a
- * headless one), so a Service without one was never applied: a manifest, not a dump.
- * Taking it for headless would drop its rules without a word.
+ * headless one), so a Service without one was never applied: a manifest, not a dump. It has
+ * no address to program; taking it for headless would drop it without a word, so it is left
+ * out with a warning (an error under --strict) that says how to get a dump.
  */
 const NEVER_APPLIED =
-  'missing: the API server sets it on every Service (an address, or None for a headless one), so this Service was never applied; ' +
+  'missing: the API server sets it on every Service (an address, or None for a headless one), so this Service was never applied and is left out; ' +
   'compile what the cluster holds: kubectl get services,endpointslices,nodes -A -o yaml';
 
 /** Why kube-proxy leaves a Service alone (its informers never see it, or it has no virtual IP). */
@@ -181,7 +182,7 @@ export function decodeService(r: Reporter, value: unknown): DecodedService | nul
   const spec = fields(v.spec);
   const type = str(spec.type) ?? 'ClusterIP';
   const firstIP = Array.isArray(spec.clusterIPs) && spec.clusterIPs.length > 0 ? spec.clusterIPs[0] : spec.clusterIP;
-  if (type !== 'ExternalName' && (firstIP === undefined || firstIP === '')) r.report(['spec', 'clusterIP'], NEVER_APPLIED);
+  const neverApplied = type !== 'ExternalName' && (firstIP === undefined || firstIP === '');
   const noVIP = type === 'ExternalName' || firstIP === undefined || firstIP === '' || firstIP === 'None';
   const ips = type === 'ExternalName' ? [] : clusterIPs(r, spec, noVIP);
   const portList = ports(r, spec, type, !noVIP);
@@ -191,6 +192,10 @@ export function decodeService(r: Reporter, value: unknown): DecodedService | nul
   const timeout = affinityTimeout(r, spec);
   healthCheckNodePort(r, spec, type);
   if (!r.ok || !meta) return null;
+  if (neverApplied) {
+    r.warn(['spec', 'clusterIP'], NEVER_APPLIED);
+    return null;
+  }
 
   const isExternalType = type === 'NodePort' || type === 'LoadBalancer';
   const topologyMode = meta.annotations['service.kubernetes.io/topology-mode'] ?? meta.annotations['service.kubernetes.io/topology-aware-hints'];
