@@ -1,0 +1,146 @@
+// What `ovs-ofctl -O OpenFlow15 [--no-stats] dump-flows BRIDGE` and `dump-groups BRIDGE`
+// print (OVS 3.1), read into flows and groups kept as the text OVS printed: the diff
+// compares them with the compiled state printed the same way (src/diff/ovs/canonical.ts).
+// A line that is not one of these shapes is an error with its line and column: a listing
+// read wrongly would make a wrong bundle.
+import { UserInputError, displayText, type Diagnostic } from '../../diag/diagnostic.js';
+
+export interface LiveFlow {
+  line: number;
+  cookie: bigint;
+  table: number;
+  priority: number;
+  hardTimeout?: number;
+  /** `priority=P` and the match, as the dump prints them: the flow's identity in its table. */
+  key: string;
+  /** The match alone ('' for none). */
+  match: string;
+  actions: string;
+}
+
+export interface LiveGroup {
+  line: number;
+  id: number;
+  /** The whole line as printed, without its leading space. */
+  text: string;
+}
+
+/** Header fields before the priority and match; the counters appear without --no-stats. */
+const NUMBER_FIELDS = new Set(['duration', 'n_packets', 'n_bytes', 'idle_timeout', 'hard_timeout', 'idle_age', 'hard_age', 'importance']);
+const FLAG_FIELDS = new Set(['send_flow_rem', 'check_overlap', 'reset_counts', 'no_packet_counts', 'no_byte_counts']);
+const HEADER = /^(OFPST_FLOW|NXST_FLOW|OFPST_GROUP_DESC) reply \(OF[0-9.]+\) \(xid=0x[0-9a-f]+\):( flags=\[more\])?$/;
+const DEFAULT_PRIORITY = 32768;
+
+function fail(file: string, line: number, col: number, message: string): never {
+  const d: Diagnostic = { severity: 'error', pos: { file, line, col }, message };
+  throw new UserInputError([d]);
+}
+
+function decimal(s: string, max: number): number | undefined {
+  if (!/^\d{1,10}$/.test(s)) return undefined;
+  const n = Number(s);
+  return n <= max ? n : undefined;
+}
+
+/** Lines of a dump, each with its number; `\r\n` endings are read as `\n`. */
+function lines(text: string): string[] {
+  return text.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+}
+
+interface Header {
+  cookie: bigint;
+  table: number;
+  hardTimeout?: number;
+  /** Column (0-based) where the priority and match begin. */
+  rest: number;
+}
+
+/** ` cookie=0x..., duration=..., table=N, ..., ` up to the priority or the match. */
+function readHeader(l: string, file: string, n: number): Header {
+  const h: Header = { cookie: 0n, table: 0, rest: 1 };
+  let at = 1;
+  for (;;) {
+    const end = l.indexOf(', ', at);
+    const field = end < 0 ? '' : l.slice(at, end);
+    const eq = field.indexOf('=');
+    const name = eq < 0 ? field : field.slice(0, eq);
+    const val = eq < 0 ? '' : field.slice(eq + 1);
+    // The priority and match contain no ", "; a field that is not a header field starts them.
+    if (end < 0 || field.includes(' ') || field.includes(',') || name === 'priority' || !(name === 'cookie' || name === 'table' || NUMBER_FIELDS.has(name) || FLAG_FIELDS.has(name))) break;
+    if (name === 'cookie') {
+      if (!/^0x[0-9a-f]{1,16}$/.test(val)) fail(file, n, at + 1, `cookie ${displayText(val)}: not a cookie as ovs-ofctl prints it`);
+      h.cookie = BigInt(val);
+    } else if (name === 'table') {
+      const t = decimal(val, 254);
+      if (t === undefined) fail(file, n, at + 1, `table ${displayText(val)}: not a table number`);
+      h.table = t;
+    } else if (name === 'hard_timeout') {
+      const t = decimal(val, 65535);
+      if (t === undefined) fail(file, n, at + 1, `hard_timeout ${displayText(val)}: not a timeout`);
+      h.hardTimeout = t;
+    } else if (FLAG_FIELDS.has(name) ? eq >= 0 : !/^\d+(\.\d+s|s)?$/.test(val)) {
+      fail(file, n, at + 1, `${displayText(field)}: not a ${name} field as ovs-ofctl prints it`);
+    }
+    at = end + 2;
+  }
+  h.rest = at;
+  return h;
+}
+
+function readFlow(l: string, file: string, n: number): LiveFlow {
+  const h = readHeader(l, file, n);
+  const act = l.indexOf(' actions=', h.rest);
+  if (act < 0) fail(file, n, h.rest + 1, 'a flow without actions= (not a line of ovs-ofctl dump-flows)');
+  let key = l.slice(h.rest, act);
+  if (key.includes(' ')) fail(file, n, h.rest + key.indexOf(' ') + 1, 'a space inside the match (not a line of ovs-ofctl dump-flows)');
+  let priority = DEFAULT_PRIORITY;
+  let match = key;
+  const p = /^priority=(\d+)(,|$)/.exec(key);
+  if (p) {
+    const v = decimal(p[1], 65535);
+    if (v === undefined) fail(file, n, h.rest + 10, `priority ${displayText(p[1])}: not a priority`);
+    priority = v;
+    match = key.slice(p[0].length);
+  } else {
+    key = match === '' ? `priority=${DEFAULT_PRIORITY}` : `priority=${DEFAULT_PRIORITY},${match}`;
+  }
+  if (match.endsWith(',') || match.startsWith(',')) fail(file, n, h.rest + 1, 'an empty field in the match');
+  const actions = l.slice(act + ' actions='.length);
+  if (actions === '' || actions.includes(' ')) fail(file, n, act + 10, 'actions that are not one word (not a line of ovs-ofctl dump-flows)');
+  return { line: n, cookie: h.cookie, table: h.table, priority, hardTimeout: h.hardTimeout, key, match, actions };
+}
+
+/** Every flow of a dump-flows listing, in the order listed. */
+export function readFlowDump(text: string, file: string): LiveFlow[] {
+  const out: LiveFlow[] = [];
+  lines(text).forEach((l, i) => {
+    const n = i + 1;
+    if (l === '' || HEADER.test(l)) return;
+    if (!l.startsWith(' ')) fail(file, n, 1, `${displayText(l)}: not a line of ovs-ofctl dump-flows`);
+    out.push(readFlow(l, file, n));
+  });
+  return out;
+}
+
+/** Every group of a dump-groups listing, in the order listed. */
+export function readGroupDump(text: string, file: string): LiveGroup[] {
+  const out: LiveGroup[] = [];
+  const seen = new Set<number>();
+  lines(text).forEach((l, i) => {
+    const n = i + 1;
+    if (l === '' || HEADER.test(l)) return;
+    if (l.includes('***decode error')) {
+      // ovs-ofctl cannot print a group whose description passes one 64 KiB reply.
+      fail(file, n, l.indexOf('***') + 1, 'ovs-ofctl could not print a group here (a group of more buckets than one reply holds); this listing cannot be diffed');
+    }
+    const m = /^ group_id=(\d+),type=[a-z_]+(,|$)/.exec(l);
+    if (!m) fail(file, n, 1, `${displayText(l)}: not a line of ovs-ofctl dump-groups`);
+    const id = decimal(m[1], 0xffffffff);
+    if (id === undefined) fail(file, n, 11, `group_id ${displayText(m[1])}: not a group number`);
+    if (l.includes(' ', 1)) fail(file, n, l.indexOf(' ', 1) + 1, 'a space inside a group (not a line of ovs-ofctl dump-groups)');
+    if (seen.has(id)) fail(file, n, 2, `group ${id} is listed twice`);
+    seen.add(id);
+    out.push({ line: n, id, text: l.slice(1) });
+  });
+  return out;
+}
