@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { expect } from 'vitest';
 import { kproxc } from './kproxc.js';
-import { BRIDGE, type Ovs } from './ovs.js';
+import { BRIDGE, sleepMs, type Ovs } from './ovs.js';
 
 export const FRESH = 'br-fresh';
 
@@ -20,8 +20,23 @@ export interface Dumps {
   groups: string;
 }
 
+/**
+ * ovs-ofctl on a busy machine now and then fails to connect to the bridge's management
+ * socket (EPIPE) while ovs-vswitchd is fine; that, and only that, is tried again.
+ */
+function ofctlRetried(ovs: Ovs, args: string[]): string {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return ovs.ofctl(args);
+    } catch (e) {
+      if (attempt >= 3 || !/failed to open socket \(Broken pipe\)/.test((e as Error).message)) throw e;
+      sleepMs(200);
+    }
+  }
+}
+
 export function dumps(ovs: Ovs, bridge = BRIDGE): Dumps {
-  return { flows: ovs.ofctl(['--no-stats', 'dump-flows', bridge]), groups: ovs.ofctl(['dump-groups', bridge]) };
+  return { flows: ofctlRetried(ovs, ['--no-stats', 'dump-flows', bridge]), groups: ofctlRetried(ovs, ['dump-groups', bridge]) };
 }
 
 /** A learned affinity flow: table 14 with a hard_timeout. */
@@ -34,9 +49,12 @@ const lines = (dump: string) =>
     .map((l) => l.trim())
     .sort();
 
-/** What kproxc owns on a bridge (learned flows aside), sorted. */
+/** Our cookie, or a group's learn cookie. */
+const OURS = /^cookie=0x103[0-9a-f]{10}, /;
+
+/** What kproxc owns on a bridge (learned flows and others' flows aside), sorted. */
 export function owned(d: Dumps): { flows: string[]; groups: string[] } {
-  return { flows: lines(d.flows).filter((l) => !isLearnedLine(' ' + l)), groups: lines(d.groups) };
+  return { flows: lines(d.flows).filter((l) => OURS.test(l) && !isLearnedLine(' ' + l)), groups: lines(d.groups) };
 }
 
 export function learned(d: Dumps): string[] {
