@@ -3,7 +3,8 @@
 // dump-flows` and `dump-groups` printed) into what `compile --backend ovs` would load.
 import * as fs from 'node:fs';
 import { UsageError, UserInputError } from '../diag/diagnostic.js';
-import { compileOvsProgram } from '../backends/ovs/index.js';
+import type { FlowPrinter } from '../backends/ovs/bundle.js';
+import { compileOvsValues } from '../backends/ovs/index.js';
 import { failOnWarnings, loadModel } from '../compile.js';
 import { diffOvs } from '../diff/ovs/diff.js';
 import { readFlowDump, readGroupDump } from '../live/ovs/dump-read.js';
@@ -33,13 +34,13 @@ export async function runOvsDiff(io: Io, files: string[], o: Record<string, unkn
   const strict = o.strict === true;
   const model = loadModel(loadInputs(io, files), compileOptionsFrom(o), strict);
   const warnings = [...model.warnings];
-  const program = compileOvsProgram(model.families, warnings);
-  failOnWarnings(strict, warnings);
   const flowsDump = readDump(io, flowsFile);
   const groupsDump = readDump(io, groupsFile);
   const flows = readFlowDump(flowsDump.text, flowsDump.name);
   const groups = readGroupDump(groupsDump.text, groupsDump.name);
-  const { lines, notes } = diffOvs(program, flows, groups, { flows: flowsDump.name, groups: groupsDump.name });
+  const compile = (printer: FlowPrinter) => compileOvsValues(model.families, warnings, printer);
+  const { lines, notes } = diffOvs(compile, flows, groups, { flows: flowsDump.name, groups: groupsDump.name });
+  failOnWarnings(strict, warnings);
   printDiagnostics(io, [...warnings, ...notes]);
   emit(io, o.output as string | undefined, lines.length === 0 ? '' : lines.join('\n') + '\n');
   return o.exitCode === true && lines.length > 0 ? EXIT_CHANGES : EXIT_OK;

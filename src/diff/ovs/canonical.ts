@@ -144,3 +144,12 @@ export function canonicalBucket(b: Bucket, id: number): string {
 export function canonicalGroupLine(g: Group): string {
   return `group_id=${g.id},type=select,${g.buckets.map(canonicalBucket).join(',')}`;
 }
+
+const cookieTexts = new Map<bigint, string>();
+
+/** A cookie as the dump prints it; a bundle has few cookies, each printed once. */
+export function cookieHex(c: bigint): string {
+  let t = cookieTexts.get(c);
+  if (t === undefined) cookieTexts.set(c, (t = ovsHex(c)));
+  return t;
+}

@@ -8,14 +8,14 @@ import type { Group, Flow } from '../../backends/ovs/openflow.js';
 import { TABLE } from '../../backends/ovs/pipeline.js';
 import type { LiveFlow } from '../../live/ovs/dump-read.js';
 import { formatIP } from '../../net/ip.js';
-import { ipValueHex, ovsHex } from './canonical.js';
+import { cookieHex, ipValueHex, ovsHex } from './canonical.js';
 
 const LEARNED_ACTIONS =
   /^set_field:(0x[0-9a-f]+|0)\/0xffff->reg4,set_field:(0x[0-9a-f]+|0)->x?x?reg3,set_field:0x20000\/0x70000->reg4,set_field:0x200\/0x200->reg0(,set_field:0x200000\/0x200000->reg4)?$/;
 const LEARNED_MATCH = /^(tcp|udp|sctp)(6?),(?:nw_src|ipv6_src)=[0-9a-f.:]+,(?:nw_dst|ipv6_dst)=([0-9a-f.:]+),tp_dst=(\d+)$/;
 
 /** What one learn flow of ours learns for: protocol word, destination port, and address unless a NodePort. */
-interface LearnSpec {
+export interface LearnSpec {
   proto: string;
   port: number;
   dst?: string;
@@ -25,10 +25,17 @@ export interface Learned {
   /** Endpoints (`EPHEX|PORTHEX`) of each desired group. */
   endpoints: Map<number, Set<string>>;
   /** Learn flows of each learn cookie. */
-  learns: Map<bigint, LearnSpec[]>;
+  learns: Map<string, LearnSpec[]>;
 }
 
 export function learnedIndex(groups: Group[], flows: Flow[]): Learned {
+  const learns = new Map<string, LearnSpec[]>();
+  for (const f of flows) addLearn(learns, f);
+  return { endpoints: groupEndpoints(groups), learns };
+}
+
+/** Endpoints (`EPHEX|PORTHEX`) of each group. */
+export function groupEndpoints(groups: Group[]): Map<number, Set<string>> {
   const endpoints = new Map<number, Set<string>>();
   for (const g of groups) {
     const set = new Set<string>();
@@ -39,24 +46,26 @@ export function learnedIndex(groups: Group[], flows: Flow[]): Learned {
     }
     endpoints.set(g.id, set);
   }
-  const learns = new Map<bigint, LearnSpec[]>();
-  for (const f of flows) {
-    if (f.table !== TABLE.serviceLB || !f.actions.some((a) => a.t === 'learn')) continue;
-    const spec: LearnSpec = { proto: '', port: 0 };
-    for (const m of f.match) {
-      if (m.t === 'proto') spec.proto = m.word;
-      else if (m.t === 'tp-dst') spec.port = m.port;
-      else if (m.t === 'addr' && (m.field === 'nw_dst' || m.field === 'ipv6_dst')) spec.dst = formatIP(m.net.addr);
-    }
-    const list = learns.get(f.cookie) ?? [];
-    list.push(spec);
-    learns.set(f.cookie, list);
+  return endpoints;
+}
+
+/** Notes what a learn flow of ours learns for (other flows are passed over). */
+export function addLearn(learns: Map<string, LearnSpec[]>, f: Flow): void {
+  if (f.table !== TABLE.serviceLB || !f.actions.some((a) => a.t === 'learn')) return;
+  const spec: LearnSpec = { proto: '', port: 0 };
+  for (const m of f.match) {
+    if (m.t === 'proto') spec.proto = m.word;
+    else if (m.t === 'tp-dst') spec.port = m.port;
+    else if (m.t === 'addr' && (m.field === 'nw_dst' || m.field === 'ipv6_dst')) spec.dst = formatIP(m.net.addr);
   }
-  return { endpoints, learns };
+  const cookie = cookieHex(f.cookie);
+  const list = learns.get(cookie) ?? [];
+  list.push(spec);
+  learns.set(cookie, list);
 }
 
 /** Is this live flow one OVS learned from our learn actions (table 14, a group's cookie, a timeout)? */
-export function isLearned(f: LiveFlow, serviceCookie: bigint): boolean {
+export function isLearned(f: LiveFlow, serviceCookie: string): boolean {
   return f.table === TABLE.sessionAffinity && f.cookie !== serviceCookie && f.hardTimeout !== undefined;
 }
 
@@ -69,7 +78,7 @@ export function keepLearned(f: LiveFlow, idx: Learned): boolean | undefined {
   const a = LEARNED_ACTIONS.exec(f.actions);
   const m = LEARNED_MATCH.exec(f.match);
   if (!a || !m) return undefined;
-  const group = Number(f.cookie & 0xffffffffn);
+  const group = parseInt(f.cookie.slice(-8), 16);
   if (!idx.endpoints.get(group)?.has(`${a[2]}|${a[1]}`)) return false;
   const proto = m[1] + m[2];
   const port = Number(m[4]);

@@ -7,7 +7,8 @@ import { UserInputError, displayText, type Diagnostic } from '../../diag/diagnos
 
 export interface LiveFlow {
   line: number;
-  cookie: bigint;
+  /** As printed: `0x...`, or `0` when the dump leaves it out. */
+  cookie: string;
   table: number;
   priority: number;
   hardTimeout?: number;
@@ -48,38 +49,56 @@ function lines(text: string): string[] {
 }
 
 interface Header {
-  cookie: bigint;
+  cookie: string;
   table: number;
   hardTimeout?: number;
   /** Column (0-based) where the priority and match begin. */
   rest: number;
 }
 
+/** A header token: `name=value` of a known field, or a flag (which OVS ends with a space, not ", "). */
+function isHeaderToken(t: string): boolean {
+  const eq = t.indexOf('=');
+  if (eq < 0) return FLAG_FIELDS.has(t);
+  const name = t.slice(0, eq);
+  return name === 'cookie' || name === 'table' || NUMBER_FIELDS.has(name);
+}
+
+function readToken(h: Header, t: string, file: string, n: number, col: number): void {
+  const eq = t.indexOf('=');
+  if (eq < 0) return; // a flag
+  const name = t.slice(0, eq);
+  const val = t.slice(eq + 1);
+  if (name === 'cookie') {
+    if (!/^0x[0-9a-f]{1,16}$/.test(val)) fail(file, n, col, `cookie ${displayText(val)}: not a cookie as ovs-ofctl prints it`);
+    h.cookie = val;
+  } else if (name === 'table') {
+    const v = decimal(val, 254);
+    if (v === undefined) fail(file, n, col, `table ${displayText(val)}: not a table number`);
+    h.table = v;
+  } else if (name === 'hard_timeout') {
+    const v = decimal(val, 65535);
+    if (v === undefined) fail(file, n, col, `hard_timeout ${displayText(val)}: not a timeout`);
+    h.hardTimeout = v;
+  } else if (!/^\d+(\.\d+)?s?$/.test(val)) {
+    fail(file, n, col, `${displayText(t)}: not a ${name} field as ovs-ofctl prints it`);
+  }
+}
+
 /** ` cookie=0x..., duration=..., table=N, ..., ` up to the priority or the match. */
 function readHeader(l: string, file: string, n: number): Header {
-  const h: Header = { cookie: 0n, table: 0, rest: 1 };
+  const h: Header = { cookie: '0', table: 0, rest: 1 };
   let at = 1;
   for (;;) {
     const end = l.indexOf(', ', at);
-    const field = end < 0 ? '' : l.slice(at, end);
-    const eq = field.indexOf('=');
-    const name = eq < 0 ? field : field.slice(0, eq);
-    const val = eq < 0 ? '' : field.slice(eq + 1);
-    // The priority and match contain no ", "; a field that is not a header field starts them.
-    if (end < 0 || field.includes(' ') || field.includes(',') || name === 'priority' || !(name === 'cookie' || name === 'table' || NUMBER_FIELDS.has(name) || FLAG_FIELDS.has(name))) break;
-    if (name === 'cookie') {
-      if (!/^0x[0-9a-f]{1,16}$/.test(val)) fail(file, n, at + 1, `cookie ${displayText(val)}: not a cookie as ovs-ofctl prints it`);
-      h.cookie = BigInt(val);
-    } else if (name === 'table') {
-      const t = decimal(val, 254);
-      if (t === undefined) fail(file, n, at + 1, `table ${displayText(val)}: not a table number`);
-      h.table = t;
-    } else if (name === 'hard_timeout') {
-      const t = decimal(val, 65535);
-      if (t === undefined) fail(file, n, at + 1, `hard_timeout ${displayText(val)}: not a timeout`);
-      h.hardTimeout = t;
-    } else if (FLAG_FIELDS.has(name) ? eq >= 0 : !/^\d+(\.\d+s|s)?$/.test(val)) {
-      fail(file, n, at + 1, `${displayText(field)}: not a ${name} field as ovs-ofctl prints it`);
+    if (end < 0) break;
+    const tokens = l.slice(at, end).split(' ');
+    // The priority, the match and the actions hold no header token: they start here.
+    if (!tokens.every(isHeaderToken)) break;
+    let col = at + 1;
+    for (const t of tokens) {
+      readToken(h, t, file, n, col);
+      col += t.length + 1;
     }
     at = end + 2;
   }
@@ -89,9 +108,10 @@ function readHeader(l: string, file: string, n: number): Header {
 
 function readFlow(l: string, file: string, n: number): LiveFlow {
   const h = readHeader(l, file, n);
-  const act = l.indexOf(' actions=', h.rest);
+  // With neither priority nor match the actions follow the header directly.
+  const act = l.startsWith('actions=', h.rest) ? h.rest - 1 : l.indexOf(' actions=', h.rest);
   if (act < 0) fail(file, n, h.rest + 1, 'a flow without actions= (not a line of ovs-ofctl dump-flows)');
-  let key = l.slice(h.rest, act);
+  let key = act < h.rest ? '' : l.slice(h.rest, act);
   if (key.includes(' ')) fail(file, n, h.rest + key.indexOf(' ') + 1, 'a space inside the match (not a line of ovs-ofctl dump-flows)');
   let priority = DEFAULT_PRIORITY;
   let match = key;
