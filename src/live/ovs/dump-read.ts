@@ -3,7 +3,7 @@
 // compares them with the compiled state printed the same way (src/diff/ovs/canonical.ts).
 // A line that is not one of these shapes is an error with its line and column: a listing
 // read wrongly would make a wrong bundle.
-import { UserInputError, displayText, type Diagnostic } from '../../diag/diagnostic.js';
+import { UserInputError, quoteText, type Diagnostic } from '../../diag/diagnostic.js';
 
 export interface LiveFlow {
   line: number;
@@ -70,18 +70,18 @@ function readToken(h: Header, t: string, file: string, n: number, col: number): 
   const name = t.slice(0, eq);
   const val = t.slice(eq + 1);
   if (name === 'cookie') {
-    if (!/^0x[0-9a-f]{1,16}$/.test(val)) fail(file, n, col, `cookie ${displayText(val)}: not a cookie as ovs-ofctl prints it`);
+    if (!/^0x[0-9a-f]{1,16}$/.test(val)) fail(file, n, col, `cookie ${quoteText(val)}: not a cookie as ovs-ofctl prints it`);
     h.cookie = val;
   } else if (name === 'table') {
     const v = decimal(val, 254);
-    if (v === undefined) fail(file, n, col, `table ${displayText(val)}: not a table number`);
+    if (v === undefined) fail(file, n, col, `table ${quoteText(val)}: not a table number`);
     h.table = v;
   } else if (name === 'hard_timeout') {
     const v = decimal(val, 65535);
-    if (v === undefined) fail(file, n, col, `hard_timeout ${displayText(val)}: not a timeout`);
+    if (v === undefined) fail(file, n, col, `hard_timeout ${quoteText(val)}: not a timeout`);
     h.hardTimeout = v;
   } else if (!/^\d+(\.\d+)?s?$/.test(val)) {
-    fail(file, n, col, `${displayText(t)}: not a ${name} field as ovs-ofctl prints it`);
+    fail(file, n, col, `${quoteText(t)}: not a ${name} field as ovs-ofctl prints it`);
   }
 }
 
@@ -118,7 +118,7 @@ function readFlow(l: string, file: string, n: number): LiveFlow {
   const p = /^priority=(\d+)(,|$)/.exec(key);
   if (p) {
     const v = decimal(p[1], 65535);
-    if (v === undefined) fail(file, n, h.rest + 10, `priority ${displayText(p[1])}: not a priority`);
+    if (v === undefined) fail(file, n, h.rest + 10, `priority ${quoteText(p[1])}: not a priority`);
     priority = v;
     match = key.slice(p[0].length);
   } else {
@@ -136,7 +136,7 @@ export function readFlowDump(text: string, file: string): LiveFlow[] {
   lines(text).forEach((l, i) => {
     const n = i + 1;
     if (l === '' || HEADER.test(l)) return;
-    if (!l.startsWith(' ')) fail(file, n, 1, `${displayText(l)}: not a line of ovs-ofctl dump-flows`);
+    if (!l.startsWith(' ')) fail(file, n, 1, `${quoteText(l)}: not a line of ovs-ofctl dump-flows`);
     out.push(readFlow(l, file, n));
   });
   return out;
@@ -154,9 +154,9 @@ export function readGroupDump(text: string, file: string): LiveGroup[] {
       fail(file, n, l.indexOf('***') + 1, 'ovs-ofctl could not print a group here (a group of more buckets than one reply holds); this listing cannot be diffed');
     }
     const m = /^ group_id=(\d+),type=[a-z_]+(,|$)/.exec(l);
-    if (!m) fail(file, n, 1, `${displayText(l)}: not a line of ovs-ofctl dump-groups`);
+    if (!m) fail(file, n, 1, `${quoteText(l)}: not a line of ovs-ofctl dump-groups`);
     const id = decimal(m[1], 0xffffffff);
-    if (id === undefined) fail(file, n, 11, `group_id ${displayText(m[1])}: not a group number`);
+    if (id === undefined) fail(file, n, 11, `group_id ${quoteText(m[1])}: not a group number`);
     if (l.includes(' ', 1)) fail(file, n, l.indexOf(' ', 1) + 1, 'a space inside a group (not a line of ovs-ofctl dump-groups)');
     if (seen.has(id)) fail(file, n, 2, `group ${id} is listed twice`);
     seen.add(id);
