@@ -126,6 +126,18 @@ describe('kproxc diff --backend ovs on a real bridge', () => {
     expect(dBundle).toMatch(/^group delete group_id=/m);
     const e = cluster([STICKY([2, 5]), big(720)]);
     await stepTo(o, dir, write('e', e));
+    // The group rewritten as 360 + 360 buckets selects from both shares (OVS 3.1 builds a
+    // select group's hash from the inserted buckets alone when they are few: see
+    // docs/ovs-backend.md), traced over many source ports.
+    const reached = new Set<number>();
+    for (let p = 0; p < 80; p++) {
+      const t = o.trace(`tcp,in_port=1,nw_src=198.18.1.1,nw_dst=10.96.0.50,tcp_src=${40000 + p},tcp_dst=80`);
+      const m = /nat\(dst=10\.129\.(\d+)\.(\d+):8080\)/.exec(t);
+      if (m) reached.add(Number(m[1]) * 256 + Number(m[2]));
+    }
+    expect(reached.size).toBeGreaterThan(20);
+    expect([...reached].some((i) => i < 360)).toBe(true);
+    expect([...reached].some((i) => i >= 360 && i < 720)).toBe(true);
   });
 
   it('an unchanged bridge gives an empty bundle, and --exit-code says so', async () => {

@@ -28,12 +28,6 @@ export interface Learned {
   learns: Map<string, LearnSpec[]>;
 }
 
-export function learnedIndex(groups: Group[], flows: Flow[]): Learned {
-  const learns = new Map<string, LearnSpec[]>();
-  for (const f of flows) addLearn(learns, f);
-  return { endpoints: groupEndpoints(groups), learns };
-}
-
 /** Endpoints (`EPHEX|PORTHEX`) of each group. */
 export function groupEndpoints(groups: Group[]): Map<number, Set<string>> {
   const endpoints = new Map<number, Set<string>>();
