@@ -1,5 +1,6 @@
 // `kproxc diff FILE... --live LIVE`: the nft transaction that turns the live tables (as
-// `nft -j list ruleset` prints them) into what `compile` would load.
+// `nft -j list ruleset` prints them) into what `compile` would load; with `--backend ovs
+// --live-flows F --live-groups G`, the ovs-ofctl bundle that does the same for a bridge.
 import { Option, type Command } from 'commander';
 import { UsageError } from '../diag/diagnostic.js';
 import { addSnapshotOptions, type Io } from './main.js';
@@ -9,7 +10,7 @@ function registerDiff(program: Command, io: Io): void {
   addSnapshotOptions(
     program
       .command('diff')
-      .description('print the smallest nft transaction from the live ruleset to the compiled one')
+      .description('print the smallest nft transaction (or, --backend ovs, ovs-ofctl bundle) from the live state to the compiled one')
       .option('--live <file>', 'what `nft -j list ruleset` printed (a file, or - for standard input)')
       .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
       .option('--live-flows <file>', 'ovs: what `ovs-ofctl -O OpenFlow15 --no-stats dump-flows BRIDGE` printed')
@@ -24,6 +25,7 @@ function registerDiff(program: Command, io: Io): void {
       commandRegistry.lastExitCode = await runOvsDiff(io, files, o);
       return;
     }
+    if (o.liveFlows !== undefined || o.liveGroups !== undefined) throw new UsageError('--live-flows and --live-groups need --backend ovs');
     if (o.live === undefined) throw new UsageError("required option '--live <file>' not specified");
     const { runDiff } = await import('./diff-run.js');
     await runDiff(io, files, o);
