@@ -131,5 +131,6 @@ describe('kproxc diff --backend ovs', () => {
     expect(await ovs(['--live-flows', '-', '--live-groups', '-', snap])).toMatchObject({ code: 2, stderr: expect.stringMatching(/only one of --live-flows, --live-groups and the snapshot/) });
     expect(await ovs(['--live', flows, '--live-flows', flows, '--live-groups', groups, snap])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--live is the nftables listing/) });
     expect(await ovs(['--live-flows', path.join(files.dir, 'missing'), '--live-groups', groups, snap])).toMatchObject({ code: 2, stderr: expect.stringMatching(/missing:1:1: no such file or directory/) });
+    expect(await kproxc(['diff', '--live-flows', flows, '--live-groups', groups, snap])).toMatchObject({ code: 2, stdout: '', stderr: 'kproxc: --live-flows and --live-groups need --backend ovs\n' });
   });
 });
