@@ -6,7 +6,12 @@
 // compiled ruleset into a private network namespace (once per size: it is slow).
 //
 //   npm run bench -- [--sizes 1000,10000,50000] [--runs 5] [--formats yaml,json]
-//                    [--nft-max 10000] [--no-nft] [--json FILE] [--dir DIR]
+//                    [--nft-max 10000] [--no-nft] [--no-ovs] [--json FILE] [--dir DIR]
+//
+// `diff --backend ovs` (one endpoint moved, one Service removed) is timed against the
+// dumps of a private Open vSwitch loaded with the base snapshot's bundle
+// (scripts/bench-ovs.mjs), each run right after a run of the ovs compile, at the sizes
+// nft loads too (--nft-max).
 //
 // Each run of `compile` (nftables) comes right after a run of a fixed workload that does
 // not depend on kproxc (scripts/bench-calibration.mjs): this machine's speed moves by a
@@ -29,6 +34,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clusterObjects, makeCluster, renderSnapshot } from './gen-snapshot.mjs';
+import { ovsLoad } from './bench-ovs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin/kproxc');
@@ -47,6 +53,7 @@ function options(argv) {
     formats: list(get('--formats', 'yaml,json')),
     nftMax: Number(get('--nft-max', '10000')),
     nft: !argv.includes('--no-nft'),
+    ovs: !argv.includes('--no-ovs'),
     json: get('--json', undefined),
     dir: path.resolve(get('--dir', path.join(ROOT, 'bench-out'))),
   };
@@ -64,11 +71,13 @@ const median = (xs) => {
 const sha = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const loadAverage = () => os.loadavg().map((x) => Number(x.toFixed(2)));
 
-/** The snapshot of a size (base, or with one endpoint moved), written once and cached. */
-function snapshot(dir, size, format, moved) {
-  const file = path.join(dir, `snap-${size}x${ENDPOINTS}${moved ? '-moved' : ''}.${format}`);
+/** The snapshot of a size (base, with one endpoint moved, or with one Service removed), written once and cached. */
+function snapshot(dir, size, format, moved, removed = false) {
+  const file = path.join(dir, `snap-${size}x${ENDPOINTS}${moved ? '-moved' : ''}${removed ? '-removed' : ''}.${format}`);
   if (fs.existsSync(file)) return file;
   const cluster = makeCluster(size, { endpoints: ENDPOINTS, mixed: true });
+  // Service 8 is a LoadBalancer with a NodePort: the most flows a Service of the mix has.
+  if (removed) cluster.services.splice(8 % size, 1);
   if (moved) {
     // Service 5's first endpoint now serves Service 6 (one endpoint moved between Services).
     const [ep] = cluster.services[5].endpoints.splice(0, 1);
@@ -164,7 +173,22 @@ function benchSize(o, size, rows, nftRows) {
       console.error(`  ${size} ${format} ${command}: median ${m.wallMedian.toFixed(2)} s, CPU ${m.cpuMedian.toFixed(2)} s, peak ${m.rssMB} MB`);
     };
     row('compile', ['compile', input], nftOut, calibration);
-    row('compile --backend ovs', ['compile', '--backend', 'ovs', input], path.join(outDir, `compile-${size}.${format}.ovs`), compile);
+    const ovsOut = path.join(outDir, `compile-${size}.${format}.ovs`);
+    row('compile --backend ovs', ['compile', '--backend', 'ovs', input], ovsOut, compile);
+    if (o.ovs && size <= o.nftMax) {
+      // The live bridge: the base snapshot's bundle loaded into a private Open vSwitch.
+      const bridge = ovsLoad(o.dir, size, ovsOut);
+      const ovsCompile = { name: 'ovs compile', script: BIN, args: ['compile', '--backend', 'ovs', input, '-o', ovsOut] };
+      const live = ['--backend', 'ovs', '--live-flows', bridge.flows, '--live-groups', bridge.groups];
+      for (const [what, snap] of [
+        ['1 endpoint moved', snapshot(o.dir, size, format, true)],
+        ['1 Service removed', snapshot(o.dir, size, format, false, true)],
+      ]) {
+        const out = path.join(outDir, `diff-${size}.${format}.${what.split(' ')[1]}.ofctl`);
+        row(`ovs diff (${what})`, ['diff', snap, ...live], out, ovsCompile);
+        rows[rows.length - 1].bundleLines = fs.readFileSync(out, 'utf8').split('\n').filter(Boolean).length;
+      }
+    }
     if (o.nft && size <= o.nftMax) {
       if (!live) {
         console.error(`  ${size}: loading the ruleset with nft -f in a private namespace...`);
@@ -225,6 +249,18 @@ function checks(rows, nftRows) {
       row && out.push(`${what} at 10k: ${(row.wallMedian / c10.wallMedian).toFixed(2)} of the medians, ${row.vsPaired.toFixed(2)} run by run (target <= ${target})`);
     vsCompile(get(10000, 'yaml', 'diff (1 endpoint moved)'), 'diff / compile', 1.5);
     vsCompile(get(10000, 'yaml', 'compile --backend ovs'), 'ovs / nftables compile', 1.2);
+    for (const [what, lines] of [
+      ['1 endpoint moved', 6],
+      ['1 Service removed', 20],
+    ]) {
+      const d = get(10000, 'yaml', `ovs diff (${what})`);
+      if (!d) continue;
+      const ovs = get(10000, 'yaml', 'compile --backend ovs');
+      out.push(
+        `ovs diff (${what}) at 10k: ${d.bundleLines} bundle lines (target <= ${lines}); ` +
+          `${(d.wallMedian / ovs.wallMedian).toFixed(2)} of the ovs compile's median, ${d.vsPaired.toFixed(2)} run by run (target <= 1.5)`,
+      );
+    }
   }
   return out;
 }

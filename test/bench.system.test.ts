@@ -1,6 +1,7 @@
 // The benchmark runs end to end at a tiny size: snapshots generated as YAML and JSON, the
 // built binary compiled with both backends, the ruleset loaded by real nft in a private
-// namespace and listed, and a diff against that listing. Nothing here looks at timings.
+// namespace and listed, and a diff against that listing; the ovs bundle loaded into a
+// private Open vSwitch and the ovs diff against its dumps. Nothing here looks at timings.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -24,9 +25,13 @@ describe('npm run bench', () => {
       expect(commands).toEqual([
         'yaml compile',
         'yaml compile --backend ovs',
+        'yaml ovs diff (1 endpoint moved)',
+        'yaml ovs diff (1 Service removed)',
         'yaml diff (1 endpoint moved)',
         'json compile',
         'json compile --backend ovs',
+        'json ovs diff (1 endpoint moved)',
+        'json ovs diff (1 Service removed)',
         'json diff (1 endpoint moved)',
       ]);
       for (const row of report.rows) {
@@ -36,8 +41,11 @@ describe('npm run bench', () => {
         expect(row.cpuMedian).toBeGreaterThan(0);
         expect(row.outputBytes).toBeGreaterThan(0);
         // Each nftables compile run follows a run of the calibration workload; each ovs
-        // compile and diff run, a run of the nftables compile.
-        expect(row.pairedWith).toBe(row.command === 'compile' ? 'calibration' : 'compile');
+        // compile and nftables diff run, a run of the nftables compile; each ovs diff run,
+        // a run of the ovs compile (against a private Open vSwitch's dumps).
+        const ovsDiff = row.command.startsWith('ovs diff');
+        expect(row.pairedWith).toBe(row.command === 'compile' ? 'calibration' : ovsDiff ? 'ovs compile' : 'compile');
+        if (ovsDiff) expect(row.bundleLines).toBeGreaterThan(0);
         expect(row.pairedMedian).toBeGreaterThan(0);
         expect(row.vsPaired).toBeGreaterThan(0);
       }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Bundle } from '../src/backends/ovs/bundle.js';
 import { DROP, NORMAL, bucketChunkSize, groupAction, groupLines, proto, type Action, type Flow, type MatchField } from '../src/backends/ovs/openflow.js';
 import { resubmit } from '../src/backends/ovs/pipeline.js';
+import { groupIDCandidate } from '../src/backends/ovs/group-ids.js';
 import { planFamily } from '../src/backends/ovs/plan.js';
 import { loadModel } from '../src/compile.js';
 import { InternalError } from '../src/diag/diagnostic.js';
@@ -47,6 +48,13 @@ function plansFor(spec: string) {
 
 describe('groups per Service port (Antrea: one of cluster endpoints, one of local ones)', () => {
   const ids = (g?: { id: number }) => g?.id;
+  // Group IDs are derived from what the group serves (no other Service here to collide with).
+  const CLUSTER = groupIDCandidate(4, 'ns/svc:p/TCP/cluster', 0);
+  const LOCAL = groupIDCandidate(4, 'ns/svc:p/TCP/local', 0);
+  it('derived IDs differ per role and lie in the IPv4 range', () => {
+    expect(CLUSTER).not.toBe(LOCAL);
+    for (const id of [CLUSTER, LOCAL]) expect(id >= 1 && id <= 0x0fffffff).toBe(true);
+  });
   it('ClusterIP only: one cluster group', () => {
     const [p] = plansFor('  clusterIP: 10.96.0.1');
     expect(p.groups.map((g) => g.endpoints.length)).toEqual([2]);
@@ -55,21 +63,21 @@ describe('groups per Service port (Antrea: one of cluster endpoints, one of loca
   it('NodePort, both policies Cluster: the same group serves everything', () => {
     const [p] = plansFor('  type: NodePort\n  clusterIP: 10.96.0.1');
     expect(p.groups.length).toBe(1);
-    expect([ids(p.internal), ids(p.external), ids(p.cluster)]).toEqual([1, 1, 1]);
+    expect([ids(p.internal), ids(p.external), ids(p.cluster)]).toEqual([CLUSTER, CLUSTER, CLUSTER]);
   });
   it('externalTrafficPolicy Local: internal cluster group first, then the local external group', () => {
     const [p] = plansFor('  type: NodePort\n  clusterIP: 10.96.0.1\n  externalTrafficPolicy: Local');
-    expect([ids(p.internal), ids(p.external), ids(p.cluster)]).toEqual([1, 2, 1]);
+    expect([ids(p.internal), ids(p.external), ids(p.cluster)]).toEqual([CLUSTER, LOCAL, CLUSTER]);
     expect(p.external!.endpoints.map((e) => e.key)).toEqual(['10.244.1.5:8080']);
   });
   it('both policies Local: the local group, and a cluster group for the short-circuit', () => {
     const [p] = plansFor('  type: NodePort\n  clusterIP: 10.96.0.1\n  externalTrafficPolicy: Local\n  internalTrafficPolicy: Local');
-    expect([ids(p.internal), ids(p.external), ids(p.cluster)]).toEqual([1, 1, 2]);
+    expect([ids(p.internal), ids(p.external), ids(p.cluster)]).toEqual([LOCAL, LOCAL, CLUSTER]);
     expect(p.cluster!.endpoints.length).toBe(2);
   });
   it('internalTrafficPolicy Local only: the local group for ClusterIPs, the cluster group outside', () => {
     const [p] = plansFor('  type: NodePort\n  clusterIP: 10.96.0.1\n  internalTrafficPolicy: Local');
-    expect([ids(p.internal), ids(p.external), ids(p.cluster)]).toEqual([1, 2, 2]);
+    expect([ids(p.internal), ids(p.external), ids(p.cluster)]).toEqual([LOCAL, CLUSTER, CLUSTER]);
   });
 });
 
@@ -158,6 +166,6 @@ describe('warnings', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^<stdin>:\d+:\d+: Service ns\/bbb: warning: external IP 192\.0\.2\.1 TCP port 80 is also the external IP of ns\/aaa:p\/TCP, which comes first in name order and serves it; ns\/bbb:p\/TCP gets no rule for it\n$/);
     expect(r.stdout.match(/nw_dst=192\.0\.2\.1,tp_dst=80 /g)).toHaveLength(1);
-    expect(r.stdout).toMatch(/nw_dst=192\.0\.2\.1,tp_dst=80 actions=.*group:1$/m);
+    expect(r.stdout).toMatch(new RegExp(`nw_dst=192\\.0\\.2\\.1,tp_dst=80 actions=.*group:${groupIDCandidate(4, 'ns/aaa:p/TCP/cluster', 0)}$`, 'm'));
   });
 });

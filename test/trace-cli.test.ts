@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { golden } from './helpers/fixtures.js';
 import { kproxc, kproxcProcess, ROOT } from './helpers/kproxc.js';
+import { groupIDCandidate } from '../src/backends/ovs/group-ids.js';
 
 const OVERALL = 'test/trace/kube-proxy/overall.yaml';
 const V6 = 'test/trace/kube-proxy/nodeports-v6.yaml';
@@ -104,7 +105,7 @@ describe('kproxc trace --backend ovs', () => {
     const r = await kproxc(['trace', EXAMPLE, '--backend', 'ovs', '--proto', 'udp', '--src', '203.0.113.9', '--dst', '10.96.0.10', '--dport', '53']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('[table 15] ServiceLB: matched ClusterIP 10.96.0.10 udp 53 of kube-system/kube-dns:dns/UDP → group 3 (select, 2 buckets)\n');
+    expect(r.stdout).toContain(`[table 15] ServiceLB: matched ClusterIP 10.96.0.10 udp 53 of kube-system/kube-dns:dns/UDP → group ${groupIDCandidate(4, 'kube-system/kube-dns:dns/UDP/cluster', 0)} (select, 2 buckets)\n`);
     expect(r.stdout).toBe(golden('trace/ovs-example-dns.txt', r.stdout));
   });
   it('--packets and --json: one object per packet, in the nftables tracer\'s shape', async () => {

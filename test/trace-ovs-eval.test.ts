@@ -40,6 +40,7 @@ import { ovsCases } from './helpers/ovs-cases.js';
 import { parseArgsToOptions } from './helpers/options.js';
 import { probesFor, type Outcome } from './helpers/ovs-expect.js';
 import { packetOf, tracerFor } from './helpers/trace.js';
+import { groupIDCandidate } from '../src/backends/ovs/group-ids.js';
 
 const ip = (s: string): IP => parseIP(s)!;
 const COOKIE = 0x1030000000000n;
@@ -322,7 +323,7 @@ describe('the compiled pipeline, walked', () => {
 
   it('describes the path in the user\'s terms, with the flow as the rule', () => {
     const text = traceText(run('198.18.0.99', '10.96.0.53', 53, 'udp'));
-    expect(text).toContain('[table 15] ServiceLB: matched ClusterIP 10.96.0.53 udp 53 of kube-system/dns:dns/UDP → group 2 (select, 2 buckets)\n');
+    expect(text).toContain(`[table 15] ServiceLB: matched ClusterIP 10.96.0.53 udp 53 of kube-system/dns:dns/UDP → group ${groupIDCandidate(4, 'kube-system/dns:dns/UDP/cluster', 0)} (select, 2 buckets)\n`);
     expect(text).toContain('rule: priority=200,udp,reg4=0x10000/0x70000,nw_dst=10.96.0.53,tp_dst=53 actions=');
     expect(text).toContain('[table 16] EndpointDNAT: udp, endpoint 10.244.3.53, endpoint selected, endpoint port 5353 → ct commit in zone 65520, DNAT to 10.244.3.53:5353, ct_mark Service set, resume at table 17');
     expect(text).toMatch(/verdict: dnat 10\.244\.2\.53:5353, 10\.244\.3\.53:5353; masquerade: no\n$/);

@@ -7,14 +7,14 @@ import { readLiveTables, startCompactRead } from '../live/index.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { transactionText } from '../nft/text.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
-import type { DiffCommandOptions } from './options.js';
+import type { NftDiffOptions } from './options.js';
 import { writeAtomically } from './output.js';
 
 /**
  * The compiled tables, as `compile` builds them (warnings, and --strict, alike): each rule
  * kept as its text, which is what the diff compares and prints.
  */
-function desiredTables(io: Io, files: string[], o: DiffCommandOptions): { tables: TableContents[]; warnings: Diagnostic[] } {
+function desiredTables(io: Io, files: string[], o: NftDiffOptions): { tables: TableContents[]; warnings: Diagnostic[] } {
   const strict = o.strict;
   const model = loadModel(loadInputs(io, files), o.compile, strict);
   const warnings = [...model.warnings];
@@ -24,7 +24,7 @@ function desiredTables(io: Io, files: string[], o: DiffCommandOptions): { tables
 }
 
 /** `kproxc diff --backend nftables`. */
-export async function runDiff(io: Io, files: string[], o: DiffCommandOptions): Promise<ExitCode> {
+export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promise<ExitCode> {
   const live = o.live;
   // A listing file is read (on a second thread, when large) while the snapshot compiles.
   const pending = live === '-' ? null : startCompactRead(live, o.tableName);

@@ -15,7 +15,6 @@ import {
   diffOptionsFrom,
   traceOptionsFrom,
   type CompileFlags,
-  type DiffBackendName,
   type DiffCommandOptions,
   type DiffFlags,
   type TraceFlags,
@@ -23,12 +22,15 @@ import {
 import { runCompile } from './compile-run.js';
 import { packageVersion } from './version.js';
 
-type DiffRun = (io: Io, files: string[], o: DiffCommandOptions) => Promise<ExitCode>;
-
-/** The run function of each backend `diff` compares with (the names are options.ts's DIFF_BACKENDS). */
-const DIFF_RUNS: Record<DiffBackendName, () => Promise<DiffRun>> = {
-  nftables: async () => (await import('./diff-run.js')).runDiff,
-};
+/** `diff` for the backend asked for; each run module is loaded only when it runs. */
+async function runDiffFor(io: Io, files: string[], o: DiffCommandOptions): Promise<ExitCode> {
+  switch (o.backend) {
+    case 'nftables':
+      return (await import('./diff-run.js')).runDiff(io, files, o);
+    case 'ovs':
+      return (await import('./ovs-diff-run.js')).runOvsDiff(io, files, o);
+  }
+}
 
 /** Help text after the options: a few commands to copy. */
 function examples(...lines: string[]): string {
@@ -64,17 +66,18 @@ function buildProgram(io: Io, done: (code: ExitCode) => void): Command {
       done(await runCompile(io, files, opts));
     });
 
-  addDiffOptions(program.command('diff').description('print the smallest nft transaction from the live ruleset to the compiled one'))
+  addDiffOptions(program.command('diff').description('print the smallest nft transaction (or, --backend ovs, ovs-ofctl bundle) from the live state to the compiled one'))
     .addHelpText(
       'after',
       examples(
         'kproxc diff cluster.yaml --node worker-1 --live <(nft -j list ruleset) | nft -f -',
         'nft -j list ruleset > live.json && kproxc diff cluster.yaml --node worker-1 --live live.json --exit-code -o changes.nft',
+        'kproxc diff --backend ovs cluster.yaml --live-flows <(ovs-ofctl -O OpenFlow15 --no-stats dump-flows br-int) --live-groups <(ovs-ofctl -O OpenFlow15 dump-groups br-int) > changes.bundle',
       ),
     )
     .action(async (files: string[], flags: DiffFlags) => {
       const opts = diffOptionsFrom(files, flags);
-      done(await (await DIFF_RUNS[opts.backend]())(io, files, opts));
+      done(await runDiffFor(io, files, opts));
     });
 
   addTraceOptions(

@@ -128,14 +128,17 @@ export function compileCommandOptionsFrom(o: CompileFlags): CompileCommandOption
 
 /**
  * The backends `diff` can compare a live node with: the names `--backend` accepts. A new
- * one is a name here, its flags in addDiffOptions, and its run function in main.ts.
+ * one is a name here, its flags in addDiffOptions and diffOptionsFrom, and its run
+ * function in main.ts's runDiffFor (the type check fails until it has one).
  */
-export const DIFF_BACKENDS = ['nftables'] as const;
+export const DIFF_BACKENDS = ['nftables', 'ovs'] as const;
 export type DiffBackendName = (typeof DIFF_BACKENDS)[number];
 
 export interface DiffFlags extends SnapshotFlags {
   backend: DiffBackendName;
-  live: string;
+  live?: string;
+  liveFlows?: string;
+  liveGroups?: string;
   exitCode?: boolean;
   twoPhase?: string;
   output?: string;
@@ -144,29 +147,56 @@ export interface DiffFlags extends SnapshotFlags {
 export function addDiffOptions(cmd: Command): Command {
   return addSnapshotOptions(
     cmd
-      .requiredOption('--live <file>', 'what `nft -j list ruleset` printed (a file, or - for standard input)')
+      .option('--live <file>', 'nftables: what `nft -j list ruleset` printed (a file, or - for standard input)')
       .addOption(new Option('--backend <backend>', 'which live rules to compare with').choices(DIFF_BACKENDS).default('nftables'))
+      .option('--live-flows <file>', 'ovs: what `ovs-ofctl -O OpenFlow15 --no-stats dump-flows BRIDGE` printed')
+      .option('--live-groups <file>', 'ovs: what `ovs-ofctl -O OpenFlow15 dump-groups BRIDGE` printed')
       .option('--exit-code', 'exit 1 when the transaction is not empty, 0 when it is')
-      .option('--two-phase <file>', 'write the deletions of unused chains to FILE, to apply later (kernels before 6.2)')
+      .option('--two-phase <file>', 'nftables: write the deletions of unused chains to FILE, to apply later (kernels before 6.2)')
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
   );
 }
 
-export interface DiffCommandOptions extends SnapshotOptions {
-  backend: DiffBackendName;
-  /** The live listing: a file, or - for standard input. */
-  live: string;
+interface DiffCommonOptions extends SnapshotOptions {
   /** Exit 1 when there are changes. */
   exitCode: boolean;
-  /** Where the deletions of unused chains go, to apply later; in the one transaction when not given. */
-  twoPhase?: string;
   output?: string;
 }
 
+export interface NftDiffOptions extends DiffCommonOptions {
+  backend: 'nftables';
+  /** The live listing: a file, or - for standard input. */
+  live: string;
+  /** Where the deletions of unused chains go, to apply later; in the one transaction when not given. */
+  twoPhase?: string;
+}
+
+export interface OvsDiffOptions extends DiffCommonOptions {
+  backend: 'ovs';
+  /** The bridge's dump-flows and dump-groups: files, or - for one of them. */
+  liveFlows: string;
+  liveGroups: string;
+}
+
+export type DiffCommandOptions = NftDiffOptions | OvsDiffOptions;
+
 export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptions {
-  const snapshot = snapshotOptionsFrom(o);
+  const common = { ...snapshotOptionsFrom(o), exitCode: o.exitCode === true, output: o.output };
+  if (o.backend === 'ovs') {
+    if (o.liveFlows === undefined || o.liveGroups === undefined) {
+      throw new UsageError('--backend ovs needs --live-flows FILE and --live-groups FILE (what ovs-ofctl dump-flows and dump-groups printed)');
+    }
+    if (o.live !== undefined) throw new UsageError('--live is the nftables listing; with --backend ovs give --live-flows and --live-groups');
+    if (o.twoPhase !== undefined) throw new UsageError('--two-phase does not apply to --backend ovs');
+    if ([o.liveFlows, o.liveGroups, ...files].filter((f) => f === '-').length > 1) {
+      throw new UsageError('only one of --live-flows, --live-groups and the snapshot can read standard input');
+    }
+    return { ...common, backend: 'ovs', liveFlows: o.liveFlows, liveGroups: o.liveGroups };
+  }
+  if (o.liveFlows !== undefined || o.liveGroups !== undefined) throw new UsageError('--live-flows and --live-groups need --backend ovs');
+  if (o.live === undefined) throw new UsageError("required option '--live <file>' not specified");
   if (o.live === '-' && files.includes('-')) throw new UsageError('--live - and a snapshot from standard input cannot both read standard input');
-  return { ...snapshot, backend: o.backend, live: o.live, exitCode: o.exitCode === true, twoPhase: o.twoPhase, output: o.output };
+  return { ...common, backend: 'nftables', live: o.live, twoPhase: o.twoPhase };
 }
 
 // ---- trace

@@ -28,8 +28,24 @@ export interface BundleFlow<Owner> {
  */
 export type BundleForm = 'values' | 'text';
 
+/**
+ * How flows are printed and known: by default the bundle's own syntax; the ovs diff keeps
+ * them as `ovs-ofctl dump-flows` prints them instead (its match and actions), to compare
+ * with a live dump.
+ */
+export interface FlowPrinter {
+  match(f: Flow): string;
+  text(f: Flow, match: string): string;
+  /** Values form: whether to keep this flow's value (default: every flow's). */
+  keep?(f: Flow, match: string, text: string): boolean;
+  /** Whether group lines are printed (default); the diff prints only those of changed groups. */
+  groupLines?: boolean;
+}
+
+const BUNDLE_PRINTER: FlowPrinter = { match: matchText, text: flowText };
+
 /** A flow as kept: with its value, or (text form) without. */
-interface Kept<Owner> {
+export interface Kept<Owner> {
   flow: Flow | undefined;
   text: string;
   owner: Owner;
@@ -46,11 +62,12 @@ export class Bundle<Owner> {
   constructor(
     private readonly onConflict: (c: FlowConflict<Owner>) => void,
     private readonly form: BundleForm = 'values',
+    private readonly printer: FlowPrinter = BUNDLE_PRINTER,
   ) {}
 
   addGroup(g: Group): void {
     if (this.groupTexts.has(g.id)) throw new InternalError(`group ${g.id} allocated twice`);
-    this.groupTexts.set(g.id, groupLines(g));
+    this.groupTexts.set(g.id, this.printer.groupLines === false ? [] : groupLines(g));
     if (this.form === 'values') this.groups.set(g.id, g);
   }
 
@@ -60,8 +77,8 @@ export class Bundle<Owner> {
    * the first (in the model's sorted order) wins, as OVS would otherwise replace it.
    */
   addFlow(flow: Flow, owner: Owner): void {
-    const match = matchText(flow);
-    const text = flowText(flow, match);
+    const match = this.printer.match(flow);
+    const text = this.printer.text(flow, match);
     const place = flow.table * 65536 + (65535 - flow.priority);
     let same = this.flows.get(place);
     if (!same) this.flows.set(place, (same = new Map()));
@@ -70,7 +87,8 @@ export class Bundle<Owner> {
       if (had.text !== text) this.onConflict({ keptOwner: had.owner, dropped: flow, droppedOwner: owner });
       return;
     }
-    same.set(match, { flow: this.form === 'values' ? flow : undefined, text, owner });
+    const keep = this.form === 'values' && (this.printer.keep === undefined || this.printer.keep(flow, match, text));
+    same.set(match, { flow: keep ? flow : undefined, text, owner });
     for (const a of flow.actions) if (a.t === 'group') this.groupRefs.push(text, a.id);
   }
 
@@ -103,6 +121,23 @@ export class Bundle<Owner> {
       }
     }
     return { groups: this.groupIDs().map((id) => this.groups.get(id)!), flows };
+  }
+
+  /** The flow kept at a table, priority and match (as the printer prints it). */
+  find(table: number, priority: number, match: string): Kept<Owner> | undefined {
+    return this.flows.get(table * 65536 + (65535 - priority))?.get(match);
+  }
+
+  /** Every kept flow, in the order added (the model's order: deterministic), with its printed match. */
+  eachKept(fn: (k: Kept<Owner>, match: string) => void): void {
+    for (const same of this.flows.values()) for (const [match, k] of same) fn(k, match);
+  }
+
+  /** The groups as values, by ID. */
+  groupValues(): Group[] {
+    if (this.form !== 'values') throw new InternalError('the bundle keeps only text');
+    this.checkGroupRefs();
+    return this.groupIDs().map((id) => this.groups.get(id)!);
   }
 
   private checkGroupRefs(): void {

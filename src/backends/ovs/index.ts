@@ -4,7 +4,7 @@ import { InternalError, type Diagnostic } from '../../diag/diagnostic.js';
 import { compareIP, isLoopback, type IP } from '../../net/ip.js';
 import { servicePortKey, type FamilyModel, type ServicePort } from '../../model/types.js';
 import { ByteChunks, type ChunkWriter } from '../../io/byte-chunks.js';
-import { Bundle, type BundleFlow, type BundleForm, type FlowConflict } from './bundle.js';
+import { Bundle, type BundleFlow, type BundleForm, type FlowConflict, type FlowPrinter } from './bundle.js';
 import { endpointFlows, serviceGroup } from './endpoints.js';
 import { fixedFlows, nodePortMarkFlows } from './fixed.js';
 import { matchText, type Group } from './openflow.js';
@@ -65,10 +65,19 @@ export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]
   };
 }
 
-function buildBundle(families: FamilyModel[], warnings: Diagnostic[], form: BundleForm): Bundle<Owner> {
-  const bundle = new Bundle<Owner>((c) => {
-    throw conflictError(c);
-  }, form);
+/** The bundle as values, its flows printed and known as `printer` prints them (the ovs diff's dump form). */
+export function compileOvsValues(families: FamilyModel[], warnings: Diagnostic[], printer: FlowPrinter): Bundle<Owner> {
+  return buildBundle(families, warnings, 'values', printer);
+}
+
+function buildBundle(families: FamilyModel[], warnings: Diagnostic[], form: BundleForm, printer?: FlowPrinter): Bundle<Owner> {
+  const bundle = new Bundle<Owner>(
+    (c) => {
+      throw conflictError(c);
+    },
+    form,
+    printer,
+  );
   for (const flow of fixedFlows(families.map((m) => ovsFamily(m.family)))) bundle.addFlow(flow, undefined);
   const capped = new Map<string, ServicePort>();
   for (const m of families) {

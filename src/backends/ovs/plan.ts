@@ -4,15 +4,16 @@
 import { categorizeEndpoints, externallyAccessible } from '../../model/categorize.js';
 import { allowedSources, usesFirewall, type AllowedSource } from '../../model/firewall.js';
 import { servicePortKey, type Endpoint, type FamilyModel, type ServicePort } from '../../model/types.js';
+import { allocateGroupIDs } from './group-ids.js';
 
 /** hard_timeout is 16 bits in OpenFlow; Kubernetes allows up to 86400 seconds. */
 export const MAX_AFFINITY_TIMEOUT = 65535;
 
-/** IPv4 groups count from 1, IPv6 groups from 0x10000001, so the two never collide. */
-export const FIRST_GROUP_ID = { 4: 1, 6: 0x10000001 } as const;
-
 export interface GroupPlan {
+  /** Derived from `key` (group-ids.ts); set once every Service port of the family is planned. */
   id: number;
+  /** What the group serves: the Service port and `local` or `cluster`. */
+  key: string;
   /** Empty: the group's one bucket marks the packet "no endpoint" (reject). */
   endpoints: Endpoint[];
 }
@@ -39,13 +40,13 @@ export interface ServicePortPlan {
  * Antrea keeps at most two groups per Service port, one of all cluster endpoints and one
  * of local endpoints; the policies pick which serves internal and external traffic.
  */
-export function planServicePort(sp: ServicePort, m: FamilyModel, nextID: () => number): ServicePortPlan {
+export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPlan {
   const cat = categorizeEndpoints(m.endpoints.get(servicePortKey(sp.id)) ?? [], sp, m.nodeName, m.nodeLabels);
   const made: { local?: GroupPlan; cluster?: GroupPlan } = {};
   const group = (local: boolean): GroupPlan => {
-    const key = local ? 'local' : 'cluster';
-    made[key] ??= { id: nextID(), endpoints: local ? cat.localEndpoints : cat.clusterEndpoints };
-    return made[key]!;
+    const role = local ? 'local' : 'cluster';
+    made[role] ??= { id: 0, key: `${servicePortKey(sp.id)}/${role}`, endpoints: local ? cat.localEndpoints : cat.clusterEndpoints };
+    return made[role]!;
   };
 
   const internal = group(sp.internalPolicyLocal);
@@ -60,15 +61,19 @@ export function planServicePort(sp: ServicePort, m: FamilyModel, nextID: () => n
     internal,
     external,
     cluster,
-    groups: [made.local, made.cluster].filter((g): g is GroupPlan => g !== undefined).sort((a, b) => a.id - b.id),
+    groups: [made.local, made.cluster].filter((g): g is GroupPlan => g !== undefined),
     reachable: cat.allReachableEndpoints,
     affinityTimeout: sp.affinityTimeout === undefined ? undefined : Math.min(sp.affinityTimeout, MAX_AFFINITY_TIMEOUT),
     allowedSources: usesFirewall(sp) ? allowedSources(sp, m.primaryNodeIP) : undefined,
   };
 }
 
-/** Every Service port of one family, group IDs allocated in the model's sorted order. */
+/** Every Service port of one family, group IDs given in the model's sorted order. */
 export function planFamily(m: FamilyModel): ServicePortPlan[] {
-  let next = FIRST_GROUP_ID[m.family];
-  return m.servicePorts.map((sp) => planServicePort(sp, m, () => next++));
+  const plans = m.servicePorts.map((sp) => planServicePort(sp, m));
+  const groups = plans.flatMap((p) => p.groups);
+  const ids = allocateGroupIDs(m.family, groups.map((g) => g.key));
+  groups.forEach((g, i) => (g.id = ids[i]));
+  for (const p of plans) p.groups.sort((a, b) => a.id - b.id);
+  return plans;
 }
