@@ -121,8 +121,8 @@ export function compileTables(model: ModelResult, tableName: string, warnings: D
 }
 
 /** One table per IP family, its rules kept printed: what the diff compares and prints. */
-export function compilePrintedTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
-  return perFamily(model, tableName, warnings, compileFamilyTablePrinted);
+export function compilePrintedTables(model: ModelResult, tableName: string, warnings: Diagnostic[], layout?: Layout): TableContents[] {
+  return perFamily(model, tableName, warnings, compileFamilyTablePrinted, layout);
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {

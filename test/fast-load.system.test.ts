@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../scripts/gen-snapshot.mjs';
 import { summarize } from '../src/trace/result.js';
 import { kproxc, ROOT } from './helpers/kproxc.js';
-import { withNetns } from './helpers/netns.js';
+import { canonicalListing, withNetns } from './helpers/netns.js';
 import { LAB, PacketLab, type Probe } from './helpers/packet-lab.js';
 import { randomCluster, samplePackets } from './helpers/random-cluster.js';
 import { packetOf, readFlows, tracerFor } from './helpers/trace.js';
@@ -141,4 +141,55 @@ describe('the fast-load layout loads', () => {
       expect(chains).toEqual(await chainsOf(kp.stdout));
     });
   }
+});
+
+describe('diff --layout', () => {
+  const base = fs.readFileSync(labFile, 'utf8');
+  // spread loses one endpoint of five.
+  const changed = base.replace(', {addresses: [10.180.0.5], nodeName: node-b}]', ']');
+
+  async function diffAgainst(ns: { nft(args: string[], input?: string): string }, yaml: string, layout: string): Promise<string> {
+    const live = ns.nft(['-j', 'list', 'ruleset']);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'live.json'), live);
+      fs.writeFileSync(path.join(dir, 'cluster.yaml'), yaml);
+      const r = await kproxc(['diff', '--layout', layout, path.join(dir, 'cluster.yaml'), '--live', path.join(dir, 'live.json')]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('moves a live table from one layout to the other and back, and converges', async () => {
+    expect(changed).not.toBe(base);
+    await withNetns('fl', async (ns) => {
+      ns.nft(['-f', '-'], await compiled(labFile, 'kube-proxy'));
+      for (const layout of ['fast-load', 'kube-proxy']) {
+        const tx = await diffAgainst(ns, base, layout);
+        expect(tx, layout).toContain('add rule');
+        ns.nft(['-f', '-'], tx);
+        expect(await diffAgainst(ns, base, layout), layout).toBe('');
+        // What the diff built is what compile's output loads to.
+        const fresh = await withNetns('fl', async (other) => {
+          other.nft(['-f', '-'], await compiled(labFile, layout));
+          return canonicalListing(other.nft(['-j', 'list', 'ruleset']));
+        });
+        expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset'])), layout).toEqual(fresh);
+      }
+    });
+  });
+
+  it('keeps a one-endpoint change within fast-load to a few lines', async () => {
+    await withNetns('fl', async (ns) => {
+      ns.nft(['-f', '-'], await compiled(labFile, 'fast-load'));
+      const tx = await diffAgainst(ns, changed, 'fast-load');
+      const lines = tx.trim().split('\n');
+      expect(lines.length, tx).toBeLessThanOrEqual(10);
+      expect(tx).toContain('numgen random mod 4 0 goto');
+      ns.nft(['-f', '-'], tx);
+      expect(await diffAgainst(ns, changed, 'fast-load')).toBe('');
+    });
+  });
 });

@@ -1,7 +1,7 @@
 // `kproxc diff FILE... --live LIVE`: the nft transaction that turns the live tables (as
 // `nft -j list ruleset` prints them) into what `compile` would load.
 import type { Command } from 'commander';
-import { addSnapshotOptions, type Io } from './main.js';
+import { addSnapshotOptions, layoutOption, type Io } from './main.js';
 import { commandRegistry } from './registry.js';
 
 function registerDiff(program: Command, io: Io): void {
@@ -10,6 +10,7 @@ function registerDiff(program: Command, io: Io): void {
       .command('diff')
       .description('print the smallest nft transaction from the live ruleset to the compiled one')
       .requiredOption('--live <file>', 'what `nft -j list ruleset` printed (a file, or - for standard input)')
+      .addOption(layoutOption())
       .option('--exit-code', 'exit 1 when the transaction is not empty, 0 when it is')
       .option('--two-phase <file>', 'write the deletions of unused chains to FILE, to apply later (kernels before 6.2)')
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),

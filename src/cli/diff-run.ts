@@ -1,6 +1,7 @@
 // The work of `kproxc diff` (diff-command.ts reads its options): the nft transaction that
 // turns the live tables (as `nft -j list ruleset` prints them) into what `compile` would load.
 import { UsageError, UserInputError, type Diagnostic } from '../diag/diagnostic.js';
+import type { Layout } from '../backends/nftables/layout.js';
 import { compilePrintedTables, failOnWarnings, loadModel } from '../compile.js';
 import { fileChunks } from '../input/chunks.js';
 import { diffLive } from '../nft/diff.js';
@@ -22,7 +23,7 @@ function desiredTables(io: Io, files: string[], o: Record<string, unknown>): { t
   const strict = o.strict === true;
   const model = loadModel(loadInputs(io, files), compileOptionsFrom(o), strict);
   const warnings = [...model.warnings];
-  const tables = compilePrintedTables(model, o.table as string, warnings);
+  const tables = compilePrintedTables(model, o.table as string, warnings, o.layout as Layout);
   failOnWarnings(strict, warnings);
   return { tables, warnings };
 }

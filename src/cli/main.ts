@@ -78,6 +78,13 @@ export function addSnapshotOptions(cmd: Command): Command {
     .option('--debug', 'show stack traces of internal errors');
 }
 
+/** --layout of compile and diff: kube-proxy's nftables layout, or fast-load (docs/fast-load.md). */
+export function layoutOption(): Option {
+  return new Option('--layout <layout>', 'nftables layout: kube-proxy, or fast-load (the same behaviour, loaded many times faster)')
+    .choices([...LAYOUTS])
+    .default('kube-proxy');
+}
+
 export function compileOptionsFrom(o: Record<string, unknown>): CompileOptions {
   if (o.table !== undefined && !/^[A-Za-z_.][A-Za-z0-9_.-]{0,255}$/.test(String(o.table))) {
     throw new UsageError('--table: must be an nft name: letters, digits, "_", "." and "-", not starting with a digit or "-"');
@@ -115,11 +122,7 @@ function buildProgram(io: Io): Command {
       .description('print the complete ruleset for one node')
       .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
       .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']))
-      .addOption(
-        new Option('--layout <layout>', 'nftables layout: kube-proxy, or fast-load (the same behaviour, loaded many times faster)')
-          .choices([...LAYOUTS])
-          .default('kube-proxy'),
-      )
+      .addOption(layoutOption())
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
   ).action(async (files: string[], o: Record<string, unknown>) => {
     const inputs = loadInputs(io, files);
