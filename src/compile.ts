@@ -9,6 +9,7 @@ import type { FamilyModel } from './model/types.js';
 import { validateObject, validateObjects } from './schema/validate.js';
 import { UnreadObjects } from './schema/unread.js';
 import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText, type NftablesOptions } from './backends/nftables/index.js';
+import type { Layout } from './backends/nftables/layout.js';
 import { fullReplace } from './nft/transaction.js';
 import type { ChunkWriter } from './io/byte-chunks.js';
 import { fullReplaceBytes } from './nft/text-writer.js';
@@ -83,6 +84,8 @@ export interface NftCompileOptions extends CompileOptions {
   tableName?: string;
   format?: 'text' | 'json';
   strict?: boolean;
+  /** The nftables layout; kube-proxy's by default. */
+  layout?: Layout;
 }
 
 /**
@@ -110,8 +113,9 @@ function perFamily<T>(
   tableName: string,
   warnings: Diagnostic[],
   compileFamily: (m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]) => T,
+  layout?: Layout,
 ): T[] {
-  return model.families.map((m) => compileFamily(m, { tableName }, warnings));
+  return model.families.map((m) => compileFamily(m, { tableName, layout }, warnings));
 }
 
 /** One table per IP family, with every rule's statements (JSON output, tracing). */
@@ -120,8 +124,8 @@ export function compileTables(model: ModelResult, tableName: string, warnings: D
 }
 
 /** One table per IP family, its rules kept printed: what the diff compares and prints. */
-export function compilePrintedTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
-  return perFamily(model, tableName, warnings, compileFamilyTablePrinted);
+export function compilePrintedTables(model: ModelResult, tableName: string, warnings: Diagnostic[], layout?: Layout): TableContents[] {
+  return perFamily(model, tableName, warnings, compileFamilyTablePrinted, layout);
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {
@@ -130,11 +134,11 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
   const tableName = opts.tableName ?? 'kube-proxy';
   // JSON output needs each rule's statements; text output needs only its text.
   if (opts.format === 'json') {
-    const tables = compileTables(model, tableName, warnings);
+    const tables = perFamily(model, tableName, warnings, compileFamilyTable, opts.layout);
     failOnWarnings(opts.strict, warnings);
     return { output: transactionJson(fullReplace(tables)), warnings };
   }
-  const tables = perFamily(model, tableName, warnings, compileFamilyTableText);
+  const tables = perFamily(model, tableName, warnings, compileFamilyTableText, opts.layout);
   failOnWarnings(opts.strict, warnings);
   return { output: fullReplaceBytes(tables), warnings };
 }

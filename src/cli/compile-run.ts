@@ -11,7 +11,7 @@ export async function runCompile(io: Io, files: string[], o: CompileCommandOptio
     const { compileOvs } = await import('../compile-ovs.js');
     result = compileOvs(inputs, { ...o.compile, strict: o.strict });
   } else {
-    result = compileNftables(inputs, { ...o.compile, tableName: o.tableName, format: o.format, strict: o.strict });
+    result = compileNftables(inputs, { ...o.compile, tableName: o.tableName, format: o.format, strict: o.strict, layout: o.layout });
   }
   printDiagnostics(io, result.warnings);
   emit(io, o.output, result.output);

@@ -18,7 +18,7 @@ function desiredTables(io: Io, files: string[], o: NftDiffOptions): { tables: Ta
   const strict = o.strict;
   const model = loadModel(loadInputs(io, files), o.compile, strict);
   const warnings = [...model.warnings];
-  const tables = compilePrintedTables(model, o.tableName, warnings);
+  const tables = compilePrintedTables(model, o.tableName, warnings, o.layout);
   failOnWarnings(strict, warnings);
   return { tables, warnings };
 }

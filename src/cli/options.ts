@@ -5,6 +5,7 @@ import { Option, type Command } from 'commander';
 import { UsageError } from '../diag/diagnostic.js';
 import type { CompileOptions } from '../model/options.js';
 import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
+import { LAYOUTS, type Layout } from '../backends/nftables/layout.js';
 import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, type L4Protocol, type TracePacket } from '../trace/packet.js';
 
 function collect(v: string, prev: string[] = []): string[] {
@@ -92,6 +93,13 @@ function snapshotOptionsFrom(o: SnapshotFlags): SnapshotOptions {
   return { compile: compileOptionsFrom(o), tableName, strict: o.strict === true };
 }
 
+/** --layout of compile and diff: kube-proxy's nftables layout, or fast-load (docs/fast-load.md). */
+function layoutOption(): Option {
+  return new Option('--layout <layout>', 'nftables layout: kube-proxy, or fast-load (the same behaviour, loaded many times faster)')
+    .choices([...LAYOUTS])
+    .default('kube-proxy');
+}
+
 // ---- compile
 
 export type CompileBackendName = 'nftables' | 'ovs';
@@ -99,6 +107,7 @@ export type CompileBackendName = 'nftables' | 'ovs';
 export interface CompileFlags extends SnapshotFlags {
   backend: CompileBackendName;
   format?: 'text' | 'json';
+  layout: Layout;
   output?: string;
 }
 
@@ -107,6 +116,7 @@ export function addCompileOptions(cmd: Command): Command {
     cmd
       .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
       .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']))
+      .addOption(layoutOption())
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
   );
 }
@@ -114,6 +124,8 @@ export function addCompileOptions(cmd: Command): Command {
 export interface CompileCommandOptions extends SnapshotOptions {
   backend: CompileBackendName;
   format: 'text' | 'json';
+  /** The nftables layout. */
+  layout: Layout;
   /** Written atomically; standard output when not given. */
   output?: string;
 }
@@ -121,7 +133,8 @@ export interface CompileCommandOptions extends SnapshotOptions {
 export function compileCommandOptionsFrom(o: CompileFlags): CompileCommandOptions {
   const snapshot = snapshotOptionsFrom(o);
   if (o.backend === 'ovs' && o.format !== undefined) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
-  return { ...snapshot, backend: o.backend, format: o.format ?? 'text', output: o.output };
+  if (o.backend === 'ovs' && o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+  return { ...snapshot, backend: o.backend, format: o.format ?? 'text', layout: o.layout, output: o.output };
 }
 
 // ---- diff
@@ -136,6 +149,7 @@ export type DiffBackendName = (typeof DIFF_BACKENDS)[number];
 
 export interface DiffFlags extends SnapshotFlags {
   backend: DiffBackendName;
+  layout: Layout;
   live?: string;
   liveFlows?: string;
   liveGroups?: string;
@@ -151,6 +165,7 @@ export function addDiffOptions(cmd: Command): Command {
       .addOption(new Option('--backend <backend>', 'which live rules to compare with').choices(DIFF_BACKENDS).default('nftables'))
       .option('--live-flows <file>', 'ovs: what `ovs-ofctl -O OpenFlow15 --no-stats dump-flows BRIDGE` printed')
       .option('--live-groups <file>', 'ovs: what `ovs-ofctl -O OpenFlow15 dump-groups BRIDGE` printed')
+      .addOption(layoutOption())
       .option('--exit-code', 'exit 1 when the transaction is not empty, 0 when it is')
       .option('--two-phase <file>', 'nftables: write the deletions of unused chains to FILE, to apply later (kernels before 6.2)')
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
@@ -169,6 +184,8 @@ export interface NftDiffOptions extends DiffCommonOptions {
   live: string;
   /** Where the deletions of unused chains go, to apply later; in the one transaction when not given. */
   twoPhase?: string;
+  /** The nftables layout the node is moved to. */
+  layout: Layout;
 }
 
 export interface OvsDiffOptions extends DiffCommonOptions {
@@ -188,6 +205,7 @@ export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptio
     }
     if (o.live !== undefined) throw new UsageError('--live is the nftables listing; with --backend ovs give --live-flows and --live-groups');
     if (o.twoPhase !== undefined) throw new UsageError('--two-phase does not apply to --backend ovs');
+    if (o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
     if ([o.liveFlows, o.liveGroups, ...files].filter((f) => f === '-').length > 1) {
       throw new UsageError('only one of --live-flows, --live-groups and the snapshot can read standard input');
     }
@@ -196,7 +214,7 @@ export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptio
   if (o.liveFlows !== undefined || o.liveGroups !== undefined) throw new UsageError('--live-flows and --live-groups need --backend ovs');
   if (o.live === undefined) throw new UsageError("required option '--live <file>' not specified");
   if (o.live === '-' && files.includes('-')) throw new UsageError('--live - and a snapshot from standard input cannot both read standard input');
-  return { ...common, backend: 'nftables', live: o.live, twoPhase: o.twoPhase };
+  return { ...common, backend: 'nftables', live: o.live, twoPhase: o.twoPhase, layout: o.layout };
 }
 
 // ---- trace

@@ -137,6 +137,7 @@ function value(t: Tokens, left: Expr): Value {
       if (w !== '{') return address(w);
       return anonymousSet(t);
     case 'and':
+    case 'numgen': // `numgen random mod K 0`: the fast-load layout's endpoint choice
       return { t: 'num', n: number(w) };
   }
   throw NOT_OURS;

@@ -9,7 +9,6 @@ import { resolveClaims } from '../claims.js';
 import { familyContext } from './context.js';
 import { emitDispatch } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
-import { emitFirewall } from './firewall.js';
 import {
   emitClusterIPChecks,
   emitFirewallCheck,
@@ -18,6 +17,7 @@ import {
   emitNodePortAddresses,
   emitServiceDispatch,
 } from './fixed.js';
+import { layoutEmitters, type Layout } from './layout.js';
 import { TABLE_COMMENT } from './names.js';
 import { planServicePort } from './plan.js';
 import { emitPolicyChains } from './policy.js';
@@ -25,21 +25,23 @@ import { emitSkeleton } from './skeleton.js';
 
 export interface NftablesOptions {
   tableName: string;
+  /** kube-proxy's layout (the default) or fast-load (docs/fast-load.md). */
+  layout?: Layout;
 }
 
 /** The table with every rule's statements, its chains in the order made (JSON output, tracing). */
 export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TableBuilder(familyTable(m, opts)), m, warnings).finish();
+  return built(new TableBuilder(familyTable(m, opts)), m, warnings, opts.layout).finish();
 }
 
 /** The table only to be printed as text: each rule's text, not its statements. */
 export function compileFamilyTableText(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableText {
-  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings).finish();
+  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings, opts.layout).finish();
 }
 
 /** The table as the diff reads it: rules kept printed, read back as text when compared. */
 export function compileFamilyTablePrinted(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TextTableBuilder(familyTable(m, opts), 'diff'), m, warnings).contents();
+  return built(new TextTableBuilder(familyTable(m, opts), 'diff'), m, warnings, opts.layout).contents();
 }
 
 function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
@@ -47,13 +49,14 @@ function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
 }
 
 /** The builder with the family's table emitted into it. */
-function built<B extends BaseTableBuilder>(b: B, m: FamilyModel, warnings: Diagnostic[]): B {
-  emitFamilyTable(b, m, warnings);
+function built<B extends BaseTableBuilder>(b: B, m: FamilyModel, warnings: Diagnostic[], layout?: Layout): B {
+  emitFamilyTable(b, m, warnings, layout);
   return b;
 }
 
-function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[]): void {
+function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[], layout?: Layout): void {
   const ctx = familyContext(m.family, m.masqueradeBit);
+  const emit = layoutEmitters(layout);
   emitSkeleton(b);
   emitMasquerading(b, ctx);
   emitClusterIPChecks(b, ctx, m);
@@ -68,8 +71,8 @@ function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnost
     // jump to them), so the builder finds each reference at once. The output prints the
     // chains in this order: a Service port's chains stand together.
     emitEndpoints(b, ctx, plan);
-    emitFirewall(b, ctx, plan);
-    emitPolicyChains(b, ctx, m, plan);
+    emit.firewall(b, ctx, plan);
+    emitPolicyChains(b, ctx, m, plan, emit.selection);
     emitDispatch(b, plan, claims, (p, set, key) => {
       // Every destination has one owner (claims.ts), and one owner asks for one verdict.
       throw new InternalError(`${set} element ${keyString(key)} of ${servicePortKey(p.sp.id)} clashes with an element already there`);

@@ -11,7 +11,16 @@ import type { ServicePortPlan } from './plan.js';
 
 const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t: 'sym', s: 'local' });
 
-export function emitPolicyChains(b: BaseTableBuilder, ctx: FamilyContext, m: FamilyModel, plan: ServicePortPlan): void {
+/** How a policy chain picks among its endpoints (kube-proxy's numgen map, or the fast-load rules). */
+export type EndpointSelection = (b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]) => void;
+
+export function emitPolicyChains(
+  b: BaseTableBuilder,
+  ctx: FamilyContext,
+  m: FamilyModel,
+  plan: ServicePortPlan,
+  select: EndpointSelection = emitEndpointSelection,
+): void {
   const { sp, chains } = plan;
   if (plan.usesClusterPolicyChain) b.chain({ name: chains.clusterPolicy });
   if (plan.usesLocalPolicyChain) b.chain({ name: chains.localPolicy });
@@ -44,11 +53,11 @@ export function emitPolicyChains(b: BaseTableBuilder, ctx: FamilyContext, m: Fam
     if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: [goto(plan.externalPolicyChain)] });
   }
 
-  if (plan.usesClusterPolicyChain) emitEndpointSelection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints);
-  if (plan.usesLocalPolicyChain) emitEndpointSelection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints);
+  if (plan.usesClusterPolicyChain) select(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints);
+  if (plan.usesLocalPolicyChain) select(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints);
 }
 
-function emitEndpointSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
+export function emitEndpointSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
   const { sp } = plan;
   const names = plan.endpointNames(endpoints);
   if (sp.affinityTimeout !== undefined) {

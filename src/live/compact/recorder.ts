@@ -271,7 +271,8 @@ export class Recorder {
     }
     if (this.lit('{"numgen": {"mode": "random", "mod": ')) {
       const mod = this.hole(INT);
-      this.left = Left.Other;
+      // Compared with a number, as a port is (`numgen random mod K 0`: fast-load's endpoint choice).
+      this.left = Left.Port;
       return mod !== null && this.lit(', "offset": 0}}') ? ['numgen random mod ', { hole: mod, as: 'raw' }] : null;
     }
     if (this.lit('{"concat": [')) {

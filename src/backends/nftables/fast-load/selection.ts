@@ -1,0 +1,34 @@
+// Endpoint choice without an anonymous set: a chain of `numgen random mod K 0 goto e`
+// rules instead of kube-proxy's `numgen random mod N vmap { ... }`. Each anonymous set
+// costs the kernel a walk of the whole load transaction; rules cost nothing of the kind.
+import type { Endpoint } from '../../../model/types.js';
+import { eq, goto, num, setref, type Stmt } from '../../../nft/expr.js';
+import type { BaseTableBuilder } from '../../../nft/ruleset.js';
+import type { FamilyContext } from '../context.js';
+import type { ServicePortPlan } from '../plan.js';
+
+/**
+ * The rules that pick one of `targets` uniformly: rule k (0-based) draws a new random
+ * number and is reached with probability (N-k)/N, taken with 1/(N-k), so each target gets
+ * 1/N; the last is reached with 1/N and taken. One target: a plain goto.
+ */
+export function uniformChoice(targets: string[]): Stmt[][] {
+  const n = targets.length;
+  const rules: Stmt[][] = [];
+  for (let k = 0; k < n - 1; k++) rules.push([eq({ t: 'numgen', mod: n - k }, num(0)), goto(targets[k])]);
+  if (n > 0) rules.push([goto(targets[n - 1])]);
+  return rules;
+}
+
+/**
+ * The endpoint choice of a Service-port chain. Affinity keeps kube-proxy's lookups in its
+ * per-endpoint sets, first in the chain's order (see docs/fast-load.md for the table-wide
+ * set that replaces them once its statement forms exist).
+ */
+export function emitUniformSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
+  const names = plan.endpointNames(endpoints);
+  if (plan.sp.affinityTimeout !== undefined) {
+    for (const n of names) b.rule({ chain, stmts: [eq(ctx.saddr, setref(n.affinitySet)), goto(n.chain)] });
+  }
+  for (const stmts of uniformChoice(names.map((n) => n.chain))) b.rule({ chain, stmts });
+}
