@@ -7,12 +7,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../scripts/gen-snapshot.mjs';
-import { summarize } from '../src/trace/result.js';
 import { kproxc, ROOT } from './helpers/kproxc.js';
 import { canonicalListing, withNetns } from './helpers/netns.js';
-import { LAB, PacketLab, type Probe } from './helpers/packet-lab.js';
+import { LAB, PacketLab } from './helpers/packet-lab.js';
 import { randomCluster, samplePackets } from './helpers/random-cluster.js';
-import { packetOf, readFlows, tracerFor } from './helpers/trace.js';
+import { readFlows } from './helpers/trace.js';
+import { traceBesideKernel, type Case } from './helpers/trace-vs-kernel.js';
 
 const SEEDS = [11, 23, 57];
 const clusters = SEEDS.map((s) => ({ seed: s, ...randomCluster(s) }));
@@ -34,28 +34,9 @@ async function compiled(file: string, layout: string, args: string[] = []): Prom
   return r.stdout;
 }
 
-interface Case {
-  name: string;
-  src: string;
-  dst: string;
-  port: number;
-}
-
 /** kube-proxy's layout traced, the fast-load layout loaded and sent the same packets. */
 async function crossCheck(file: string, cases: Case[]) {
-  lab.load(await compiled(file, 'fast-load'));
-  const tracer = tracerFor(file, []);
-  const traced = cases.map((c) =>
-    summarize(tracer.trace(packetOf({ sourceIP: c.src, destIP: c.dst, destPort: c.port, fromNode: lab.isNodeAddress(c.src) }))),
-  );
-  // Enough tries that every endpoint of a random choice shows up (3 endpoints: p(miss) < 1e-5).
-  const probes: Probe[] = cases.map((c, i) => ({ src: c.src, dst: c.dst, port: c.port, tries: traced[i].endpoints.length > 1 ? 30 : 1 }));
-  const seen = lab.probe(probes);
-  return cases.map((c, i) => ({
-    packet: `${c.name}: ${c.src} -> ${c.dst}:${c.port}`,
-    traced: { verdict: traced[i].verdict, endpoints: [...traced[i].endpoints].sort(), masquerade: traced[i].masquerade },
-    real: { verdict: seen[i].verdict, endpoints: seen[i].endpoints, masquerade: seen[i].masquerade },
-  }));
+  return traceBesideKernel(lab, await compiled(file, 'fast-load'), file, cases);
 }
 
 describe('fast-load does on real packets what kube-proxy\'s layout traces', () => {

@@ -6,11 +6,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { summarize } from '../src/trace/result.js';
 import { kproxc, ROOT } from './helpers/kproxc.js';
-import { PacketLab, type Probe } from './helpers/packet-lab.js';
+import { PacketLab } from './helpers/packet-lab.js';
 import { randomCluster, samplePackets } from './helpers/random-cluster.js';
-import { packetOf, readFlows, tracerFor } from './helpers/trace.js';
+import { readFlows } from './helpers/trace.js';
+import { traceBesideKernel, type Case } from './helpers/trace-vs-kernel.js';
 
 const SEEDS = [11, 23, 57];
 const clusters = SEEDS.map((s) => ({ seed: s, ...randomCluster(s) }));
@@ -24,29 +24,9 @@ beforeAll(async () => {
 });
 afterAll(() => lab?.close());
 
-interface Case {
-  name: string;
-  src: string;
-  dst: string;
-  port: number;
-}
-
 /** Traces each packet, sends it for real, and compares verdict, endpoint set and masquerade. */
 function crossCheck(file: string, ruleset: string, cases: Case[], args: string[] = []) {
-  lab.load(ruleset);
-  const tracer = tracerFor(file, args);
-  // The lab sends a packet from a node address from the node itself.
-  const traced = cases.map((c) =>
-    summarize(tracer.trace(packetOf({ sourceIP: c.src, destIP: c.dst, destPort: c.port, fromNode: lab.isNodeAddress(c.src) }))),
-  );
-  // Enough tries that every endpoint of a random choice shows up (3 endpoints: p(miss) < 1e-5).
-  const probes: Probe[] = cases.map((c, i) => ({ src: c.src, dst: c.dst, port: c.port, tries: traced[i].endpoints.length > 1 ? 30 : 1 }));
-  const seen = lab.probe(probes);
-  return cases.map((c, i) => ({
-    packet: `${c.name}: ${c.src} -> ${c.dst}:${c.port}`,
-    traced: { verdict: traced[i].verdict, endpoints: [...traced[i].endpoints].sort(), masquerade: traced[i].masquerade },
-    real: { verdict: seen[i].verdict, endpoints: seen[i].endpoints, masquerade: seen[i].masquerade },
-  }));
+  return traceBesideKernel(lab, ruleset, file, cases, args);
 }
 
 describe('trace agrees with real nft on real packets', () => {
