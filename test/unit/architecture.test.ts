@@ -22,6 +22,19 @@ const allowed: Record<string, string[]> = {
   backends: ['diag', 'net', 'nft', 'model', 'io'],
 };
 
+// Sub-folders with rules of their own. The ovs diff compares flows in the terms the ovs
+// backend declares them (its OpenFlow model, its pipeline's tables and cookies); those are
+// its library, as nft/ is the nftables diff's.
+const allowedBelow: Record<string, string[]> = {
+  'diff/ovs': ['live', 'diag', 'net', 'backends', 'model'],
+};
+
+/** The folders a file may import from: its sub-folder's rule, else its top folder's. */
+function mayImport(rel: string, folder: string): string[] {
+  const sub = Object.keys(allowedBelow).find((d) => rel.startsWith(d + path.sep));
+  return sub ? allowedBelow[sub] : allowed[folder];
+}
+
 // The folders only the command line may import from outside them.
 const onlyCli = ['live', 'diff'];
 
@@ -46,8 +59,9 @@ describe('module boundaries', () => {
     it(`${folder}/ imports only ${may.join(', ') || 'nothing of ours'}`, () => {
       const bad: string[] = [];
       for (const file of filesUnder(path.join(SRC, folder))) {
+        const rel = path.relative(SRC, file);
         for (const { target, top } of importedTops(file)) {
-          if (top !== folder && !may.includes(top)) bad.push(`${path.relative(SRC, file)} -> ${target}`);
+          if (top !== folder && !mayImport(rel, folder).includes(top)) bad.push(`${rel} -> ${target}`);
         }
       }
       expect(bad).toEqual([]);
