@@ -261,8 +261,10 @@ describe('fast path values', () => {
       }),
       params,
     );
-    // At least a tenth of the texts must take the fast path, or the test proves little.
-    expect(fastTexts).toBeGreaterThan(params.numRuns / 10);
+    // At least a tenth of the texts must take the fast path, or the test proves little. About
+    // a sixth do: of the hundred a quick run makes, a twentieth (a tenth falls short by
+    // chance about one run in thirty).
+    expect(fastTexts).toBeGreaterThan(params.numRuns / (params.numRuns < 1000 ? 20 : 10));
   });
 
   it('never read random text differently from the yaml package', () => {
