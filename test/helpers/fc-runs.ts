@@ -27,14 +27,19 @@ export function fcRuns(full: number, env: string | undefined): number {
   throw new Error(`FC_RUNS: unset, full, a factor such as 10x or a number of runs, not ${JSON.stringify(v)}`);
 }
 
-/** Whether stress tests run at their full size: whenever `env` (FC_RUNS's value) is set. */
-export function fcFullSize(env: string | undefined = process.env.FC_RUNS): boolean {
-  return Boolean(env?.trim());
+/** The size of a stress test whose full size is `full`: `quick` when `env` (FC_RUNS's value) is unset or empty. */
+export function sizeFor(full: number, quick: number, env: string | undefined): number {
+  return env?.trim() ? full : quick;
 }
 
-/** The size of a stress test whose full size is `full`: `quick` when `env` (FC_RUNS's value) is unset. */
-export function fcSize(full: number, quick: number, env: string | undefined = process.env.FC_RUNS): number {
-  return fcFullSize(env) ? full : quick;
+/** Whether stress tests run at their full size (FC_RUNS set). */
+export function fcFullSize(): boolean {
+  return sizeFor(1, 0, process.env.FC_RUNS) === 1;
+}
+
+/** The size FC_RUNS asks for of a stress test whose full size is `full`. */
+export function fcSize(full: number, quick: number): number {
+  return sizeFor(full, quick, process.env.FC_RUNS);
 }
 
 /** The seed FC_SEED asks for, or undefined for a fresh one. */

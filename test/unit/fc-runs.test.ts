@@ -1,6 +1,6 @@
 // The knob that sets how many runs each fast-check property makes (test/helpers/fc-runs.ts).
 import { describe, expect, it } from 'vitest';
-import { fcRuns, fcSize } from '../helpers/fc-runs.js';
+import { fcRuns, sizeFor } from '../helpers/fc-runs.js';
 
 describe('FC_RUNS', () => {
   it('caps every property at 100 runs when unset or empty', () => {
@@ -21,8 +21,8 @@ describe('FC_RUNS', () => {
   });
 
   it('sizes a stress test small when unset or empty, and full whenever runs are asked for', () => {
-    expect(fcSize(100_000, 5000, undefined)).toBe(5000);
-    expect(fcSize(100_000, 5000, ' ')).toBe(5000);
-    for (const v of ['full', '10x', '500']) expect(fcSize(100_000, 5000, v), v).toBe(100_000);
+    expect(sizeFor(100_000, 5000, undefined)).toBe(5000);
+    expect(sizeFor(100_000, 5000, ' ')).toBe(5000);
+    for (const v of ['full', '10x', '500']) expect(sizeFor(100_000, 5000, v), v).toBe(100_000);
   });
 });
