@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fcParams } from '../helpers/fc-runs.js';
+import { fcFullSize, fcParams, fcSize } from '../helpers/fc-runs.js';
 import { parseAllDocuments, stringify } from 'yaml';
 import { documentStarts, readFast } from '../../src/input/fast-parse.js';
 import { fastJson } from '../../src/input/fast-json.js';
@@ -76,7 +76,11 @@ function allFiles(dir: string): string[] {
   });
 }
 
-const fixtureFiles = [...allFiles(path.join(ROOT, 'fixtures')), ...allFiles(path.join(ROOT, 'examples'))];
+// The nft listings beside the diff fixtures (*.live.json) are JSON but not snapshots, and
+// half the bytes; ovs/large-groups is a size test of the ovs backend, not of the reader. A
+// quick run (FC_RUNS unset) reads the other snapshots only.
+const dataFiles = [...allFiles(path.join(ROOT, 'fixtures')), ...allFiles(path.join(ROOT, 'examples'))];
+const fixtureFiles = fcFullSize() ? dataFiles : dataFiles.filter((f) => !f.endsWith('.live.json') && fs.statSync(f).size < 64 * 1024);
 
 describe('fast path values', () => {
   it('agree with the yaml package on every fixture, and read most of them', () => {
@@ -86,7 +90,7 @@ describe('fast path values', () => {
   });
 
   it('agree on generated snapshots, as YAML and as JSON', () => {
-    const objects = generateObjects(60, 4);
+    const objects = generateObjects(fcSize(60, 20), 4);
     for (const format of ['yaml', 'yaml-list', 'json', 'flow'] as const) {
       const text = renderSnapshot(objects, format);
       expect(agrees(text, format === 'json'), format).toBeGreaterThan(0);
@@ -257,8 +261,10 @@ describe('fast path values', () => {
       }),
       params,
     );
-    // At least a tenth of the texts must take the fast path, or the test proves little.
-    expect(fastTexts).toBeGreaterThan(params.numRuns / 10);
+    // At least a tenth of the texts must take the fast path, or the test proves little. About
+    // a sixth do: of the hundred a quick run makes, a twentieth (a tenth falls short by
+    // chance about one run in thirty).
+    expect(fastTexts).toBeGreaterThan(params.numRuns / (params.numRuns < 1000 ? 20 : 10));
   });
 
   it('never read random text differently from the yaml package', () => {

@@ -1,6 +1,6 @@
 // The knob that sets how many runs each fast-check property makes (test/helpers/fc-runs.ts).
 import { describe, expect, it } from 'vitest';
-import { fcRuns } from '../helpers/fc-runs.js';
+import { fcRuns, sizeFor } from '../helpers/fc-runs.js';
 
 describe('FC_RUNS', () => {
   it('caps every property at 100 runs when unset or empty', () => {
@@ -18,5 +18,11 @@ describe('FC_RUNS', () => {
 
   it('refuses what it cannot read rather than running a count nobody asked for', () => {
     for (const bad of ['0', 'x10', 'all', '-5', '1.5', '0x']) expect(() => fcRuns(100, bad), bad).toThrow(/^FC_RUNS/);
+  });
+
+  it('sizes a stress test small when unset or empty, and full whenever runs are asked for', () => {
+    expect(sizeFor(100_000, 5000, undefined)).toBe(5000);
+    expect(sizeFor(100_000, 5000, ' ')).toBe(5000);
+    for (const v of ['full', '10x', '500']) expect(sizeFor(100_000, 5000, v), v).toBe(100_000);
   });
 });

@@ -3,6 +3,7 @@
 // statements stay the one source of every rule's text.
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { fcSize } from '../helpers/fc-runs.js';
 import { compileFamilyTableText } from '../../src/backends/nftables/index.js';
 import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
 import { ruleBodyText } from '../../src/nft/text.js';
@@ -63,10 +64,12 @@ describe('text tables', () => {
     }
     // Enough rules to fill several pieces of the rule store, one longer than a piece, and
     // rules of one chain interleaved with another's.
+    // A quick run (FC_RUNS unset) makes a fifth as many, still several pieces.
+    const count = fcSize(150_000, 30_000);
     const targets = Array.from({ length: 30000 }, () => ({ kind: 'goto' as const, target: mid }));
     const rules: NewRule[] = [];
-    for (let i = 0; i < 150000; i++) {
-      if (i === 70000) rules.push({ chain: 'zeta', stmts: [{ t: 'numgen-vmap', mod: targets.length, targets }] });
+    for (let i = 0; i < count; i++) {
+      if (i === Math.floor((count * 7) / 15)) rules.push({ chain: 'zeta', stmts: [{ t: 'numgen-vmap', mod: targets.length, targets }] });
       rules.push({ chain: i % 3 === 0 ? 'alpha' : 'zeta', stmts: [{ t: 'verdict', v: { kind: 'jump', target: mid } }], comment: i % 7 === 0 ? `ü ${i}` : undefined });
     }
     for (const r of rules) {
