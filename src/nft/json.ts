@@ -8,6 +8,7 @@
 import { addressBits, formatIP } from '../net/ip.js';
 import type { Expr, Family, Stmt, Value, Verdict } from './expr.js';
 import { ruleStmts, type Element, type KeyPart, type NftSet } from './objects.js';
+import { formsOf } from './stmt/index.js';
 import type { Op, Transaction } from './transaction.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -69,37 +70,9 @@ export function verdictJson(v: Verdict): Json {
   return 'target' in v ? { [v.kind]: { target: v.target } } : { [v.kind]: null };
 }
 
+/** A statement as libnftables JSON: its kind's JSON form (stmt/<kind>.ts). */
 export function stmtJson(s: Stmt, family: Family): Json {
-  switch (s.t) {
-    case 'match': {
-      const isFlag = s.left.t === 'ct';
-      const op = isFlag && s.op === '==' ? 'in' : s.op;
-      return { match: { op, left: exprJson(s.left), right: valueJson(s.right) } };
-    }
-    case 'vmap':
-      return { vmap: { key: exprJson(s.key), data: `@${s.map}` } };
-    case 'numgen-vmap':
-      return {
-        vmap: {
-          key: { numgen: { mode: 'random', mod: s.mod, offset: 0 } },
-          data: { set: s.targets.map((v, i) => [i, verdictJson(v)]) },
-        },
-      };
-    case 'verdict':
-      return verdictJson(s.v);
-    case 'mark-set':
-      return {
-        mangle: { key: { meta: { key: 'mark' } }, value: { [s.op === 'or' ? '|' : '^']: [{ meta: { key: 'mark' } }, s.value] } },
-      };
-    case 'masquerade':
-      return { masquerade: s.fullyRandom ? { flags: 'fully-random' } : null };
-    case 'dnat':
-      return { dnat: { addr: formatIP(s.ip), port: s.port } };
-    case 'update':
-      return { set: { op: 'update', elem: exprJson(s.key), set: `@${s.set}` } };
-    case 'reject':
-      return { reject: { type: family === 'ip6' ? 'icmpv6' : 'icmp', expr: 'port-unreachable' } };
-  }
+  return formsOf(s).json(s, family);
 }
 
 function keyPartJson(p: KeyPart): Json {

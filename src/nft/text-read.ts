@@ -8,6 +8,7 @@
 // back the very same text; anything else is null.
 import { parseCIDR, parseIP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
+import { formsByTextWord } from './stmt/index.js';
 import { markHex, ruleBodyText } from './text.js';
 
 type PayloadProto = Extract<Expr, { t: 'payload' }>['proto'];
@@ -15,46 +16,47 @@ const PAYLOAD_PROTOS: readonly string[] = ['ip', 'ip6', 'th', 'tcp', 'udp', 'sct
 const PAYLOAD_FIELDS: readonly string[] = ['saddr', 'daddr', 'dport'];
 const L4_PROTOS: readonly string[] = ['tcp', 'udp', 'sctp'];
 
-class Tokens {
-  private i = 0;
+/** The words of a rule's text, read one by one; `at` is where, set back to try another kind. */
+export class Tokens {
+  at = 0;
   constructor(private readonly words: string[]) {}
   get done(): boolean {
-    return this.i >= this.words.length;
+    return this.at >= this.words.length;
   }
   peek(k = 0): string | undefined {
-    return this.words[this.i + k];
+    return this.words[this.at + k];
   }
   next(): string {
-    if (this.i >= this.words.length) throw NOT_OURS;
-    return this.words[this.i++];
+    if (this.at >= this.words.length) throw NOT_OURS;
+    return this.words[this.at++];
   }
   expect(word: string): void {
     if (this.next() !== word) throw NOT_OURS;
   }
 }
 
-// Thrown inside the reader only; readRuleText turns it into null.
-const NOT_OURS = new Error('not text kproxc prints');
+// Thrown inside the reader only (and the kinds' fromText); readRuleText turns it into null.
+export const NOT_OURS = new Error('not text kproxc prints');
 
-function number(word: string): number {
+export function number(word: string): number {
   const n = Number(word);
   if (!Number.isFinite(n) || String(n) !== word) throw NOT_OURS;
   return n;
 }
 
-function hex(word: string): number {
+export function hex(word: string): number {
   if (!/^0x[0-9a-f]+$/.test(word)) throw NOT_OURS;
   const n = parseInt(word.slice(2), 16);
   if (markHex(n) !== word) throw NOT_OURS;
   return n;
 }
 
-function name(word: string): string {
+export function name(word: string): string {
   if (word === '') throw NOT_OURS;
   return word;
 }
 
-function verdict(t: Tokens): Verdict {
+export function verdict(t: Tokens): Verdict {
   const kind = t.next();
   if (kind === 'jump' || kind === 'goto') return { kind, target: name(t.next()) };
   if (kind === 'drop' || kind === 'accept' || kind === 'return') return { kind };
@@ -94,7 +96,7 @@ function primary(t: Tokens): Expr {
 }
 
 /** `a . b . c`, then an optional `and MASK`. */
-function expr(t: Tokens): Expr {
+export function expr(t: Tokens): Expr {
   const parts = [primary(t)];
   while (t.peek() === '.') {
     t.next();
@@ -118,7 +120,7 @@ function address(word: string): Value {
 }
 
 /** The right-hand side of a match: what it may be depends on the left, as live/checked/json.ts reads it. */
-function value(t: Tokens, left: Expr): Value {
+export function value(t: Tokens, left: Expr): Value {
   const w = t.next();
   if (w.startsWith('@')) return { t: 'setref', name: name(w.slice(1)) };
   switch (left.t) {
@@ -154,84 +156,18 @@ function anonymousSet(t: Tokens): Value {
   }
 }
 
-function numgenVmap(t: Tokens, mod: number): Stmt {
-  t.expect('{');
-  const targets: Verdict[] = [];
-  for (;;) {
-    if (number(t.next()) !== targets.length) throw NOT_OURS;
-    t.expect(':');
-    targets.push(verdict(t));
-    const sep = t.next();
-    if (sep === '}') return { t: 'numgen-vmap', mod, targets };
-    if (sep !== ',') throw NOT_OURS;
-  }
-}
-
+/** One statement: the kinds its first word names, then those that start with an expression, tried in turn. */
 function statement(t: Tokens): Stmt {
-  const w = t.peek();
-  switch (w) {
-    case 'jump':
-    case 'goto':
-    case 'drop':
-    case 'accept':
-    case 'return':
-      return { t: 'verdict', v: verdict(t) };
-    case 'masquerade':
-      t.next();
-      if (t.peek() !== 'fully-random') return { t: 'masquerade', fullyRandom: false };
-      t.next();
-      return { t: 'masquerade', fullyRandom: true };
-    case 'reject':
-      t.next();
-      return { t: 'reject' };
-    case 'dnat':
-      return dnat(t);
-    case 'update': {
-      t.next();
-      const set = t.next();
-      if (!set.startsWith('@')) throw NOT_OURS;
-      t.expect('{');
-      const key = expr(t);
-      t.expect('}');
-      return { t: 'update', set: name(set.slice(1)), key };
+  const at = t.at;
+  for (const forms of formsByTextWord(t.peek())) {
+    try {
+      return forms.fromText(t);
+    } catch (e) {
+      if (e !== NOT_OURS) throw e;
+      t.at = at;
     }
-    case 'mark':
-      if (t.peek(1) === 'set') {
-        t.next();
-        t.next();
-        t.expect('mark');
-        const op = t.next();
-        if (op !== 'or' && op !== 'xor') throw NOT_OURS;
-        return { t: 'mark-set', op, value: hex(t.next()) };
-      }
-      break;
   }
-  const left = expr(t);
-  if (t.peek() === 'vmap') {
-    t.next();
-    if (t.peek() === '{') {
-      if (left.t !== 'numgen') throw NOT_OURS;
-      return numgenVmap(t, left.mod);
-    }
-    const map = t.next();
-    if (!map.startsWith('@')) throw NOT_OURS;
-    return { t: 'vmap', key: left, map: name(map.slice(1)) };
-  }
-  let op: '==' | '!=' = '==';
-  if (t.peek() === '!=' || (left.t === 'and' && t.peek() === '==')) op = t.next() as '==' | '!=';
-  return { t: 'match', left, op, right: value(t, left) };
-}
-
-function dnat(t: Tokens): Stmt {
-  t.next();
-  t.expect('to');
-  const w = t.next();
-  const v6 = /^\[(.+)\]:([0-9]+)$/.exec(w);
-  const v4 = v6 ? null : /^([^:]+):([0-9]+)$/.exec(w);
-  const m = v6 ?? v4;
-  const ip = m ? parseIP(m[1]) : null;
-  if (!m || !ip || (ip.family === 6) !== (v6 !== null)) throw NOT_OURS;
-  return { t: 'dnat', ip, port: number(m[2]) };
+  throw NOT_OURS;
 }
 
 /** The statements of a rule body that ruleBodyText printed; null when it is not such text. */

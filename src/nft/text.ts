@@ -5,6 +5,7 @@ import { InternalError } from '../diag/diagnostic.js';
 import { formatIP, type IP } from '../net/ip.js';
 import type { Expr, Stmt, Value, Verdict } from './expr.js';
 import type { BaseChainSpec, Chain, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
+import { formsOf } from './stmt/index.js';
 import type { Op, TableRef, Transaction } from './transaction.js';
 
 /** Marks print as kube-proxy formats them (Go's %#08x): 0x00004000. */
@@ -142,65 +143,9 @@ export function writeVerdict(o: TextOut, v: Verdict): void {
   }
 }
 
+/** A statement as nft text: its kind's text form (stmt/<kind>.ts). */
 export function writeStmt(o: TextOut, s: Stmt): void {
-  switch (s.t) {
-    case 'match':
-      writeExpr(o, s.left);
-      o.str(s.left.t === 'and' ? ` ${s.op} ` : s.op === '==' ? ' ' : ' != ');
-      writeValue(o, s.right);
-      return;
-    case 'vmap':
-      writeExpr(o, s.key);
-      o.str(' vmap @');
-      o.name(s.map);
-      return;
-    case 'numgen-vmap':
-      o.str('numgen random mod ');
-      o.num(s.mod);
-      o.str(' vmap { ');
-      for (let i = 0; i < s.targets.length; i++) {
-        if (i > 0) o.str(' , ');
-        o.num(i);
-        o.str(' : ');
-        writeVerdict(o, s.targets[i]);
-      }
-      o.str(' }');
-      return;
-    case 'verdict':
-      writeVerdict(o, s.v);
-      return;
-    case 'mark-set':
-      o.str('mark set mark ');
-      o.str(s.op);
-      o.str(' ');
-      o.str(markHex(s.value));
-      return;
-    case 'masquerade':
-      o.str(s.fullyRandom ? 'masquerade fully-random' : 'masquerade');
-      return;
-    case 'dnat':
-      if (s.ip.family === 6) {
-        o.str('dnat to [');
-        o.ip(s.ip);
-        o.str(']:');
-      } else {
-        o.str('dnat to ');
-        o.ip(s.ip);
-        o.str(':');
-      }
-      o.num(s.port);
-      return;
-    case 'update':
-      o.str('update @');
-      o.name(s.set);
-      o.str(' { ');
-      writeExpr(o, s.key);
-      o.str(' }');
-      return;
-    case 'reject':
-      o.str('reject');
-      return;
-  }
+  formsOf(s).text(o, s);
 }
 
 /** A rule as it follows "add rule TABLE CHAIN": its statements, then its comment. */

@@ -1,6 +1,7 @@
-// Every statement kind through every form it has: its text (text.ts) read back (text-read.ts),
-// its JSON (json.ts) read back as the checked reader reads a listing (live/checked/json.ts),
-// and its listing text read by the compact reader (live/compact/rules.ts). The kinds come
+// Every statement kind through every form it has (src/nft/stmt/<kind>.ts and
+// src/live/compact/stmt-listing.ts): its text (text.ts) read back (text-read.ts), its JSON
+// (json.ts) read back as the checked reader reads a listing (live/checked/json.ts), and its
+// listing text read by the compact reader (live/compact/rules.ts). The kinds come
 // from test/helpers/stmts.ts, whose generators are keyed by Stmt['t']: a kind added to
 // expr.ts fails the type check there until it has a generator, and then fails here until
 // every reader takes it. A reader that misses a kind would otherwise only fall back and be
@@ -9,9 +10,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readStmts } from '../../src/live/checked/json.js';
 import { ListingRuleReader } from '../../src/live/compact/rules.js';
+import { STMT_LISTING } from '../../src/live/compact/stmt-listing.js';
 import { stmtsKey } from '../../src/nft/canonical.js';
 import type { Family, Stmt } from '../../src/nft/expr.js';
 import { stmtJson, type Json } from '../../src/nft/json.js';
+import { STMT_FORMS } from '../../src/nft/stmt/index.js';
 import { ruleBodyText } from '../../src/nft/text.js';
 import { readRuleText } from '../../src/nft/text-read.js';
 import { nftSpaced, stmtArbs } from '../helpers/stmts.js';
@@ -32,6 +35,8 @@ describe('every statement kind in every form', () => {
   it('the generators cover every kind the type has', () => {
     // A compile-time check in stmts.ts; this says which kinds the run below covers.
     expect(kinds.sort()).toEqual(['dnat', 'mark-set', 'masquerade', 'match', 'numgen-vmap', 'reject', 'update', 'verdict', 'vmap']);
+    expect(Object.keys(STMT_FORMS).sort()).toEqual(kinds);
+    expect(Object.keys(STMT_LISTING).sort()).toEqual(kinds);
   });
 
   for (const kind of kinds) {

@@ -2,12 +2,13 @@
 // inverse of json.ts. Only what kproxc itself writes is understood; anything else throws
 // Unreadable, because a diff against an object we cannot read would be a guess.
 //
-// Statements are read by shape and then checked by writing them back: a rule is understood
-// only when stmtJson of what we read is the same rule (canonical.ts) as the listing.
-import { parseCIDR, parseIP, type IP } from '../../net/ip.js';
+// Statements are read by shape (nft/json-read.ts, each kind's fromJson) and then checked by
+// writing them back: a rule is understood only when stmtJson of what we read is the same
+// rule (canonical.ts) as the listing.
+import { parseIP, type IP } from '../../net/ip.js';
 import { canonicalStmt, jsonEquals } from '../../nft/canonical.js';
-import type { Expr, Family, Stmt, Value, Verdict } from '../../nft/expr.js';
-import { rangeToCIDRs } from '../../nft/intervals.js';
+import type { Family, Stmt, Verdict } from '../../nft/expr.js';
+import { isObj, oneOf, readStmtShape, readVerdict, type Obj } from '../../nft/json-read.js';
 import { stmtJson, type Json } from '../../nft/json.js';
 import type { BaseChainSpec, Chain, DataType, Element, Hook, KeyPart, NftSet } from '../../nft/objects.js';
 
@@ -22,8 +23,7 @@ export class Unreadable extends Error {
   }
 }
 
-type Obj = { [k: string]: Json };
-export const isObj = (j: unknown): j is Obj => j !== null && typeof j === 'object' && !Array.isArray(j);
+export { isObj };
 
 const show = (j: Json) => {
   const s = JSON.stringify(j);
@@ -51,168 +51,6 @@ function int(o: Obj, key: string): number {
 
 function optStr(o: Obj, key: string): string | undefined {
   return o[key] === undefined ? undefined : str(o, key);
-}
-
-// ---- statements ----------------------------------------------------------------------
-
-const PAYLOAD_PROTOS = ['ip', 'ip6', 'th', 'tcp', 'udp', 'sctp'] as const;
-const PAYLOAD_FIELDS = ['saddr', 'daddr', 'dport'] as const;
-const META_KEYS = ['l4proto', 'mark', 'iifname'] as const;
-
-function oneOf<T extends string>(v: Json, allowed: readonly T[]): T | null {
-  return typeof v === 'string' && (allowed as readonly string[]).includes(v) ? (v as T) : null;
-}
-
-function readExpr(j: Json): Expr | null {
-  if (!isObj(j)) return null;
-  if (isObj(j.payload)) {
-    const proto = oneOf(j.payload.protocol, PAYLOAD_PROTOS);
-    const field = oneOf(j.payload.field, PAYLOAD_FIELDS);
-    return proto && field ? { t: 'payload', proto, field } : null;
-  }
-  if (isObj(j.meta)) {
-    const key = oneOf(j.meta.key, META_KEYS);
-    return key ? { t: 'meta', key } : null;
-  }
-  if (isObj(j.ct)) return j.ct.key === 'state' ? { t: 'ct', key: 'state' } : null;
-  if (isObj(j.fib)) {
-    const flags = j.fib.flags;
-    const flag = Array.isArray(flags) && flags.length === 1 ? oneOf(flags[0], ['saddr', 'daddr'] as const) : null;
-    return flag && j.fib.result === 'type' ? { t: 'fib', flag, result: 'type' } : null;
-  }
-  if (Array.isArray(j.concat)) {
-    const parts = j.concat.map(readExpr);
-    return parts.every((p) => p !== null) ? { t: 'concat', parts: parts as Expr[] } : null;
-  }
-  const and = j['&'];
-  if (Array.isArray(and) && and.length === 2 && typeof and[1] === 'number') {
-    const left = readExpr(and[0]);
-    return left ? { t: 'and', left, mask: and[1] } : null;
-  }
-  if (isObj(j.numgen) && j.numgen.mode === 'random' && typeof j.numgen.mod === 'number') return { t: 'numgen', mod: j.numgen.mod };
-  return null;
-}
-
-/** One address item of a match: an address, a prefix, or a range (as the prefixes covering it). */
-function readAddressItems(j: Json): Value[] | null {
-  if (typeof j === 'string') {
-    const ip = parseIP(j);
-    return ip ? [{ t: 'ip', ip }] : null;
-  }
-  if (!isObj(j)) return null;
-  if (isObj(j.prefix) && typeof j.prefix.addr === 'string' && typeof j.prefix.len === 'number') {
-    const c = parseCIDR(`${j.prefix.addr}/${j.prefix.len}`);
-    return c ? [{ t: 'prefix', cidr: c.cidr }] : null;
-  }
-  if (Array.isArray(j.range) && j.range.length === 2) {
-    const lo = typeof j.range[0] === 'string' ? parseIP(j.range[0]) : null;
-    const hi = typeof j.range[1] === 'string' ? parseIP(j.range[1]) : null;
-    if (!lo || !hi || lo.family !== hi.family) return null;
-    return rangeToCIDRs(lo, hi).map((cidr) => ({ t: 'prefix', cidr }));
-  }
-  return null;
-}
-
-function readAddressValue(j: Json): Value | null {
-  if (isObj(j) && Array.isArray(j.set)) {
-    const items = j.set.map(readAddressItems);
-    if (items.some((i) => i === null)) return null;
-    return { t: 'anonset', items: (items as Value[][]).flat() };
-  }
-  const items = readAddressItems(j);
-  if (!items) return null;
-  return items.length === 1 ? items[0] : { t: 'anonset', items };
-}
-
-/** The right-hand side of a match; what it may be depends on what the left reads. */
-function readValue(left: Expr, j: Json): Value | null {
-  if (typeof j === 'string' && j.startsWith('@')) return { t: 'setref', name: j.slice(1) };
-  switch (left.t) {
-    case 'ct':
-      return j === 'new' ? { t: 'sym', s: 'new' } : null;
-    case 'fib':
-      return j === 'local' ? { t: 'sym', s: 'local' } : null;
-    case 'meta':
-      if (left.key === 'l4proto') {
-        const s = oneOf(j, ['tcp', 'udp', 'sctp'] as const);
-        return s ? { t: 'sym', s } : null;
-      }
-      if (left.key === 'iifname') return typeof j === 'string' ? { t: 'str', s: j } : null;
-      return null;
-    case 'payload':
-      if (left.field === 'dport') return typeof j === 'number' ? { t: 'num', n: j } : null;
-      return readAddressValue(j);
-    case 'and':
-      return typeof j === 'number' ? { t: 'num', n: j } : null;
-    default:
-      return null;
-  }
-}
-
-export function readVerdict(j: Json): Verdict | null {
-  if (!isObj(j) || Object.keys(j).length !== 1) return null;
-  const kind = Object.keys(j)[0];
-  if ((kind === 'jump' || kind === 'goto') && isObj(j[kind]) && typeof (j[kind] as Obj).target === 'string') {
-    return { kind, target: (j[kind] as Obj).target as string };
-  }
-  if ((kind === 'drop' || kind === 'accept' || kind === 'return') && j[kind] === null) return { kind };
-  return null;
-}
-
-function readNumgenVmap(key: Json, data: Json): Stmt | null {
-  if (!isObj(key) || !isObj(key.numgen) || !isObj(data) || !Array.isArray(data.set)) return null;
-  const targets: Verdict[] = [];
-  for (const [i, entry] of data.set.entries()) {
-    if (!Array.isArray(entry) || entry.length !== 2 || entry[0] !== i) return null;
-    const v = readVerdict(entry[1]);
-    if (!v) return null;
-    targets.push(v);
-  }
-  return typeof key.numgen.mod === 'number' ? { t: 'numgen-vmap', mod: key.numgen.mod, targets } : null;
-}
-
-function readStmtShape(j: Json): Stmt | null {
-  const verdict = readVerdict(j);
-  if (verdict) return { t: 'verdict', v: verdict };
-  if (!isObj(j) || Object.keys(j).length !== 1) return null;
-  const [kind] = Object.keys(j);
-  const body = j[kind];
-  switch (kind) {
-    case 'match': {
-      if (!isObj(body)) return null;
-      const left = readExpr(body.left);
-      const right = left && readValue(left, body.right);
-      const op = body.op === 'in' ? '==' : body.op;
-      return left && right && (op === '==' || op === '!=') ? { t: 'match', left, op, right } : null;
-    }
-    case 'vmap': {
-      if (!isObj(body)) return null;
-      if (typeof body.data === 'string' && body.data.startsWith('@')) {
-        const key = readExpr(body.key);
-        return key ? { t: 'vmap', key, map: body.data.slice(1) } : null;
-      }
-      return readNumgenVmap(body.key, body.data);
-    }
-    case 'mangle': {
-      if (!isObj(body) || !isObj(body.value)) return null;
-      const op = '|' in body.value ? 'or' : '^' in body.value ? 'xor' : null;
-      const args = body.value[op === 'or' ? '|' : '^'];
-      return op && Array.isArray(args) && typeof args[1] === 'number' ? { t: 'mark-set', op, value: args[1] } : null;
-    }
-    case 'masquerade':
-      return { t: 'masquerade', fullyRandom: isObj(body) && body.flags === 'fully-random' };
-    case 'dnat': {
-      const ip = isObj(body) && typeof body.addr === 'string' ? parseIP(body.addr) : null;
-      return ip && isObj(body) && typeof body.port === 'number' ? { t: 'dnat', ip, port: body.port } : null;
-    }
-    case 'set':
-      if (!isObj(body) || body.op !== 'update' || typeof body.set !== 'string' || !body.set.startsWith('@')) return null;
-      return ((key) => (key ? { t: 'update' as const, set: (body.set as string).slice(1), key } : null))(readExpr(body.elem));
-    case 'reject':
-      return { t: 'reject' };
-    default:
-      return null;
-  }
 }
 
 /**

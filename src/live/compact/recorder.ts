@@ -10,21 +10,11 @@
 import { formatCIDR, formatIP, parseCIDR, parseIP } from '../../net/ip.js';
 import type { Family } from '../../nft/expr.js';
 import { markHex } from '../../nft/text.js';
+import { INT, IPV4, IPV6, Left, NAME, PLAIN, PREFIX_LEN, sticky } from './patterns.js';
+import { listingReaders } from './stmt-listing.js';
 
-// Names as kproxc writes them (objects.ts NAME_RE): nothing in them can be misread in text.
-const NAME = '[A-Za-z_.][A-Za-z0-9_./-]*';
-// A JSON integer that JavaScript holds exactly, spelled as String(n) spells it.
-const INT = '0|[1-9][0-9]{0,14}';
-const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
-// An IPv4 address as parseIP reads it and formatIP writes it (no leading zeros).
-const IPV4 = `${OCTET}(?:\\.${OCTET}){3}`;
-// Characters of an IPv6 address; whether it is the canonical spelling is checked after.
-const IPV6 = '[0-9a-f:.]{2,45}';
-// The inside of a JSON string without escapes or control characters: its text is its value.
-const PLAIN = '[^"\\\\\\x00-\\x1f]*';
-const PREFIX_LEN = '[0-9]{1,3}';
+export { sticky };
 
-export const sticky = (source: string) => new RegExp(source, 'y');
 const HOLE_RE = new Map<string, RegExp>([NAME, INT, IPV4, IPV6, PLAIN, PREFIX_LEN].map((p) => [p, sticky(p)]));
 
 // Structural pieces, read whole and recorded as literal text.
@@ -37,25 +27,10 @@ const LEAF = sticky(
     ')\\}',
 );
 const STMT_KIND = sticky('\\{"([a-z]+)": ');
-const MATCH_OP = sticky('\\{"op": "(==|!=|in)", "left": ');
 const QUOTED_WORD = sticky('"([a-z]+)"');
-const VERDICT_WORD = sticky('\\{"(jump|goto|drop|accept|return)": ');
-const MARK_OP = sticky('\\{"key": \\{"meta": \\{"key": "mark"\\}\\}, "value": \\{"(\\||\\^)": \\[\\{"meta": \\{"key": "mark"\\}\\}, ');
 
 /** A piece of a rule's text: written as is, or made from captured values. */
 export type Part = string | { hole: number; as: 'raw' | 'v6' | 'mark' } | { prefix: [number, number]; v6: boolean };
-
-/** What the right-hand side of a match may be, from what its left reads. */
-const enum Left {
-  Addr4, // ip saddr/daddr
-  Addr6, // ip6 saddr/daddr
-  Port, // any dport
-  L4proto,
-  CtState,
-  Fib,
-  Masked, // mark and MASK
-  Other, // only a set reference (a concat, numgen, th saddr, mark, iifname ...)
-}
 
 /** A shape learnt: the item's expression and how its text is made. */
 export interface Shape {
@@ -126,12 +101,13 @@ export class Recorder {
   source = '';
   private groups = 0;
   private readonly values: string[] = [''];
-  private left: Left = Left.Other;
+  /** What the expression read last is, for the match it is the left of. */
+  left: Left = Left.Other;
 
   constructor(
     private readonly s: string,
     private at: number,
-    private readonly family: Family,
+    readonly family: Family,
   ) {}
 
   item(head: string): { rule: ListedRule; shape: Omit<Shape, 're'> } | null {
@@ -159,7 +135,7 @@ export class Recorder {
   }
 
   /** Literal text, recorded as such. */
-  private lit(text: string): boolean {
+  lit(text: string): boolean {
     if (!this.s.startsWith(text, this.at)) return false;
     this.at += text.length;
     this.source += escapeRe(text);
@@ -167,7 +143,7 @@ export class Recorder {
   }
 
   /** A structural piece read by a regular expression, recorded as the literal text it read. */
-  private piece(re: RegExp): RegExpExecArray | null {
+  piece(re: RegExp): RegExpExecArray | null {
     re.lastIndex = this.at;
     const m = re.exec(this.s);
     if (!m) return null;
@@ -177,7 +153,7 @@ export class Recorder {
   }
 
   /** A value, recorded as a capture; its group number. */
-  private hole(pattern: string): number | null {
+  hole(pattern: string): number | null {
     const re = HOLE_RE.get(pattern)!;
     re.lastIndex = this.at;
     const m = re.exec(this.s);
@@ -204,45 +180,39 @@ export class Recorder {
     return text;
   }
 
+  /** One statement: the kinds its key names (stmt-listing.ts), tried in turn. */
   private stmt(): Part[] | null {
     const kind = this.piece(STMT_KIND);
     if (!kind) return null;
-    switch (kind[1]) {
-      case 'match':
-        return this.matchStmt();
-      case 'jump':
-      case 'goto':
-      case 'drop':
-      case 'accept':
-      case 'return':
-        return this.verdictBody(kind[1]);
-      case 'dnat':
-        return this.dnat();
-      case 'set': {
-        if (!this.lit('{"op": "update", "elem": ')) return null;
-        const key = this.expr();
-        if (key === null || !this.lit(', "set": "@')) return null;
-        const set = this.hole(NAME);
-        return set !== null && this.lit('"}}') ? ['update @', { hole: set, as: 'raw' }, ' { ', ...key, ' }'] : null;
-      }
-      case 'vmap':
-        return this.vmap();
-      case 'mangle': {
-        const m = this.piece(MARK_OP);
-        const value = m && this.hole(INT);
-        return value !== null && this.lit(']}}}') ? [`mark set mark ${m![1] === '|' ? 'or' : 'xor'} `, { hole: value, as: 'mark' }] : null;
-      }
-      case 'masquerade':
-        if (this.lit('null}')) return ['masquerade'];
-        return this.lit('{"flags": "fully-random"}}') ? ['masquerade fully-random'] : null;
-      case 'reject':
-        return this.lit(`{"type": "${this.family === 'ip6' ? 'icmpv6' : 'icmp'}", "expr": "port-unreachable"}}`) ? ['reject'] : null;
+    const saved = this.save();
+    for (const read of listingReaders(kind[1])) {
+      const text = read(this, kind[1]);
+      if (text !== null) return text;
+      this.restore(saved);
     }
     return null;
   }
 
+  /** Whether the text goes on with `text` (read nothing). */
+  ahead(text: string): boolean {
+    return this.s.startsWith(text, this.at);
+  }
+
+  /** Where the reading is, to come back to with restore. */
+  save(): { at: number; source: string; groups: number } {
+    return { at: this.at, source: this.source, groups: this.groups };
+  }
+
+  /** Takes back what was read since `saved`. */
+  restore(saved: { at: number; source: string; groups: number }): void {
+    this.at = saved.at;
+    this.source = saved.source;
+    this.values.length = saved.groups + 1;
+    this.groups = saved.groups;
+  }
+
   /** A verdict's body, after `{"KIND": `. */
-  private verdictBody(kind: string): Part[] | null {
+  verdictBody(kind: string): Part[] | null {
     if (kind !== 'jump' && kind !== 'goto') return this.lit('null}') ? [kind] : null;
     if (!this.lit('{"target": "')) return null;
     const target = this.hole(NAME);
@@ -250,7 +220,7 @@ export class Recorder {
   }
 
   /** One expression; sets this.left. */
-  private expr(): Part[] | null {
+  expr(): Part[] | null {
     const leaf = this.piece(LEAF);
     if (leaf) {
       if (leaf[1] !== undefined) {
@@ -291,22 +261,8 @@ export class Recorder {
     return null;
   }
 
-  private matchStmt(): Part[] | null {
-    const opMatch = this.piece(MATCH_OP);
-    if (!opMatch) return null;
-    const left = this.expr();
-    if (left === null || !this.lit(', "right": ')) return null;
-    // nft lists `ct state new` with the operator "in", and only that one.
-    const op = opMatch[1];
-    if ((op === 'in') !== (this.left === Left.CtState) && op !== '!=') return null;
-    const right = this.value();
-    if (right === null || !this.lit('}}')) return null;
-    if (this.left === Left.Masked) return [...left, ` ${op} `, ...right];
-    return op === '!=' ? [...left, ' != ', ...right] : [...left, ' ', ...right];
-  }
-
   /** The right-hand side of a match, for the left just read. */
-  private value(): Part[] | null {
+  value(): Part[] | null {
     if (this.lit('"@')) {
       const ref = this.hole(NAME);
       return ref !== null && this.lit('"') ? ['@', { hole: ref, as: 'raw' }] : null;
@@ -357,63 +313,5 @@ export class Recorder {
     if (addr === null || !this.lit('", "len": ')) return null;
     const len = this.hole(PREFIX_LEN);
     return len !== null && this.lit('}}') ? [{ prefix: [addr, len], v6 }] : null;
-  }
-
-  private dnat(): Part[] | null {
-    if (!this.lit('{"addr": "')) return null;
-    // The address first as IPv4; an IPv6 one (dnat to [addr]:port) when it is not.
-    const at = this.at;
-    const source = this.source;
-    let v6 = false;
-    let addr = this.hole(IPV4);
-    if (addr === null || !this.s.startsWith('"', this.at)) {
-      if (addr !== null) this.unhole(at, source);
-      v6 = true;
-      addr = this.hole(IPV6);
-    }
-    if (addr === null || !this.lit('", "port": ')) return null;
-    const port = this.hole(INT);
-    if (port === null || !this.lit('}}')) return null;
-    const a: Part = { hole: addr, as: v6 ? 'v6' : 'raw' };
-    return v6 ? ['dnat to [', a, ']:', { hole: port, as: 'raw' }] : ['dnat to ', a, ':', { hole: port, as: 'raw' }];
-  }
-
-  /** Takes back the last capture. */
-  private unhole(at: number, source: string): void {
-    this.at = at;
-    this.source = source;
-    this.values.pop();
-    this.groups--;
-  }
-
-  private vmap(): Part[] | null {
-    if (!this.lit('{"key": ')) return null;
-    // A literal map of verdicts has numgen itself as its key (not part of a concat).
-    if (this.lit('{"numgen": {"mode": "random", "mod": ')) {
-      const mod = this.hole(INT);
-      if (mod === null || !this.lit(', "offset": 0}}, "data": ')) return null;
-      const key: Part[] = ['numgen random mod ', { hole: mod, as: 'raw' }];
-      if (this.lit('"@')) return this.mapRef(key);
-      if (!this.lit('{"set": [')) return null;
-      const text: Part[] = [...key, ' vmap { '];
-      for (let i = 0; ; i++) {
-        if (!this.lit(`[${i}, `)) return null;
-        const v = this.piece(VERDICT_WORD);
-        const verdict = v && this.verdictBody(v[1]);
-        if (!verdict || !this.lit(']')) return null;
-        text.push(`${i} : `, ...verdict);
-        if (this.lit(']}}}')) return [...text, ' }'];
-        if (!this.lit(', ')) return null;
-        text.push(' , ');
-      }
-    }
-    const key = this.expr();
-    return key !== null && this.lit(', "data": "@') ? this.mapRef(key) : null;
-  }
-
-  /** `KEY vmap @map`, after the map's `"@`. */
-  private mapRef(key: Part[]): Part[] | null {
-    const map = this.hole(NAME);
-    return map !== null && this.lit('"}}') ? [...key, ' vmap @', { hole: map, as: 'raw' }] : null;
   }
 }
