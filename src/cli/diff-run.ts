@@ -5,6 +5,7 @@ import { compilePrintedTables, failOnWarnings, loadModel, type ModelResult } fro
 import { conntrackDeletes, conntrackScript } from '../diff/conntrack.js';
 import { diffLive } from '../diff/diff.js';
 import { readLiveTables, startCompactRead } from '../live/index.js';
+import { contentsView } from '../live/view.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { transactionText } from '../nft/text.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
@@ -44,6 +45,6 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
   emit(io, o.output, transactionText(now));
   if (o.twoPhase !== undefined) writeAtomically(o.twoPhase, transactionText(later));
   // The clean-up is run after the transaction: see docs/diff.md for why in that order.
-  if (o.conntrack !== undefined) writeAtomically(o.conntrack, conntrackScript(conntrackDeletes(conntrackSnapshot(model), liveViews)));
+  if (o.conntrack !== undefined) writeAtomically(o.conntrack, conntrackScript(conntrackDeletes(conntrackSnapshot(model), liveViews, tables.map(contentsView))));
   return o.exitCode && now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }

@@ -105,14 +105,19 @@ function readLive(view: LiveTableView, family: IPFamily): LiveUdp {
 
 const familyOf = (view: LiveTableView): IPFamily => (view.table.family === 'ip6' ? 6 : 4);
 
+const byFamily = (views: LiveTableView[]): Map<IPFamily, LiveUdp> => new Map(views.map((v) => [familyOf(v), readLive(v, familyOf(v))]));
+
 /**
  * The `conntrack -D` commands that clear what the change leaves stale, in the snapshot's
  * order of Service ports, each Service port's destinations in the order ClusterIP,
- * external IPs, load-balancer IPs, NodePort, and reply sources in address order.
+ * external IPs, load-balancer IPs, NodePort, and reply sources in address order. `wanted`
+ * is the compiled tables, read as the live ones are: an entry not translated matters only
+ * where the new rules translate (a destination dropped before and after, such as an
+ * external IP of a Local-policy Service without local endpoints, has no entry to clear).
  */
-export function conntrackDeletes(snapshot: ConntrackSnapshot, live: LiveTableView[]): ConntrackDelete[] {
-  const liveBy = new Map<IPFamily, LiveUdp>();
-  for (const v of live) liveBy.set(familyOf(v), readLive(v, familyOf(v)));
+export function conntrackDeletes(snapshot: ConntrackSnapshot, live: LiveTableView[], wanted: LiveTableView[]): ConntrackDelete[] {
+  const liveBy = byFamily(live);
+  const wantedBy = byFamily(wanted);
   const out: ConntrackDelete[] = [];
   const seen = new Set<string>();
   const add = (d: ConntrackDelete) => {
@@ -127,16 +132,22 @@ export function conntrackDeletes(snapshot: ConntrackSnapshot, live: LiveTableVie
     if (sp.serving.length === 0) continue;
     const serving = new Set(sp.serving.map(formatIP));
     const table = liveBy.get(sp.family);
-    const stale = (sent: LiveDestination, untranslated: IP[]): IP[] =>
-      (sent === 'untranslated' ? untranslated : sent).filter((ip) => !serving.has(formatIP(ip))).sort(compareIP);
+    const now = wantedBy.get(sp.family);
+    const stale = (sent: LiveDestination, translatedNow: boolean, untranslated: IP[]): IP[] =>
+      (sent !== 'untranslated' ? sent : translatedNow ? untranslated : []).filter((ip) => !serving.has(formatIP(ip))).sort(compareIP);
     for (const addr of sp.addresses) {
-      const sent = table?.services.get(`${formatIP(addr)} ${sp.port}`) ?? 'untranslated';
-      for (const replySrc of stale(sent, [addr])) add({ family: sp.family, servicePort: sp.name, origDst: addr, origPortDst: sp.port, replySrc });
+      const key = `${formatIP(addr)} ${sp.port}`;
+      const sent = table?.services.get(key) ?? 'untranslated';
+      for (const replySrc of stale(sent, now?.services.has(key) === true, [addr])) {
+        add({ family: sp.family, servicePort: sp.name, origDst: addr, origPortDst: sp.port, replySrc });
+      }
     }
     if (sp.nodePort !== 0) {
       const sent = table?.nodePorts.get(sp.nodePort) ?? 'untranslated';
       const nodeAddrs = snapshot.nodePortAddresses.get(sp.family) ?? [];
-      for (const replySrc of stale(sent, nodeAddrs)) add({ family: sp.family, servicePort: sp.name, origPortDst: sp.nodePort, replySrc });
+      for (const replySrc of stale(sent, now?.nodePorts.has(sp.nodePort) === true, nodeAddrs)) {
+        add({ family: sp.family, servicePort: sp.name, origPortDst: sp.nodePort, replySrc });
+      }
     }
   }
   return out;

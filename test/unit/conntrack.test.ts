@@ -36,7 +36,8 @@ function v6(sp: ServicePort, e: Endpoint[]): FamilyModel {
 function commands(before: FamilyModel | null, after: FamilyModel): string[] {
   const live = before ? [contentsView(compileFamilyTable(before, { tableName: 'kube-proxy' }, []))] : [];
   const snapshot = conntrackSnapshot({ families: [after], nodeName: 'test-node', warnings: [] });
-  return conntrackDeletes(snapshot, live).map(commandText);
+  const wanted = [contentsView(compileFamilyTable(after, { tableName: 'kube-proxy' }, []))];
+  return conntrackDeletes(snapshot, live, wanted).map(commandText);
 }
 
 const A = '10.180.0.1';
@@ -144,6 +145,17 @@ describe("kube-proxy's rule, case by case", () => {
     expect(conntrackScript([])).toBe('');
   });
 
+  it('external IP of a Local-policy Service without local endpoints: dropped before and after, so nothing untranslated to clear', () => {
+    const local = dns({ externalPolicyLocal: true, externalIPs: [ip('192.168.99.22')], nodePort: 30053 });
+    expect(commands(familyModel(local, eps(A, B)), familyModel(local, eps(A, B)))).toEqual([]);
+    // Its endpoint removed: the ClusterIP's and the external IP's entries to it go all the same.
+    expect(commands(familyModel(local, eps(A, B)), familyModel(local, eps(A)))).toEqual([
+      `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${B}`,
+      `conntrack -D -p udp --orig-dst 192.168.99.22 --orig-port-dst 53 --reply-src ${B}`,
+      `conntrack -D -p udp --orig-port-dst 30053 --reply-src ${B}`,
+    ]);
+  });
+
   it('an endpoint address that still serves on another port: kept (the rule compares addresses)', () => {
     const moved = eps(A, B).map((e) => (e.ip.bytes[3] === 2 ? { ...e, port: 5353, key: `${B}:5353` } : e));
     expect(commands(familyModel(dns(), eps(A, B)), familyModel(dns(), moved))).toEqual([]);
@@ -154,7 +166,8 @@ describe('the script', () => {
   it('names each Service port, and goes on past a command that matched nothing', () => {
     const snapshot = conntrackSnapshot({ families: [familyModel(dns(), eps(A))], nodeName: 'test-node', warnings: [] });
     const live = [contentsView(compileFamilyTable(familyModel(dns(), eps(A, B)), { tableName: 'kube-proxy' }, []))];
-    expect(conntrackScript(conntrackDeletes(snapshot, live))).toBe(
+    const wanted = [contentsView(compileFamilyTable(familyModel(dns(), eps(A)), { tableName: 'kube-proxy' }, []))];
+    expect(conntrackScript(conntrackDeletes(snapshot, live, wanted))).toBe(
       [
         '# Run after the nft transaction is applied (sh FILE): clears UDP entries the new rules would not make.',
         '# kube-system/dns:dns (UDP, IPv4)',
