@@ -11,6 +11,7 @@ const needed = [
   { bin: 'nft', pkg: 'nftables' },
   { bin: 'ovs-vswitchd', pkg: 'openvswitch-switch' },
   { bin: 'ovs-ofctl', pkg: 'openvswitch-switch' },
+  { bin: 'conntrack', pkg: 'conntrack' },
   { bin: 'ip', pkg: 'iproute2' },
   { bin: 'unshare', pkg: 'util-linux' },
   ...(forBench ? [{ bin: '/usr/bin/time', pkg: 'time' }] : []),

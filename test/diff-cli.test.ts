@@ -52,6 +52,22 @@ describe('kproxc diff', () => {
     }
   });
 
+  it('--conntrack writes its script, empty when nothing is stale; it is for the nftables backend only', async () => {
+    const dir = tempDir('conntrack');
+    try {
+      const ct = path.join(dir, 'conntrack.sh');
+      fs.writeFileSync(ct, 'old\n');
+      const r = await kproxc(['diff', snap('unchanged'), '--live', live('unchanged'), '--conntrack', ct]);
+      expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
+      expect(fs.readFileSync(ct, 'utf8')).toBe('');
+      const ovs = await kproxc(['diff', '--backend', 'ovs', '--live-flows', ct, '--live-groups', ct, snap('unchanged'), '--conntrack', ct]);
+      expect(ovs).toMatchObject({ code: 2, stdout: '' });
+      expect(ovs.stderr).toContain('--conntrack does not apply to --backend ovs');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--table picks the table: a listing without it means the full ruleset', async () => {
     const r = await kproxc(['diff', snap('unchanged'), '--live', live('unchanged'), '--table', 'other']);
     expect(r.stdout.split('\n')[0]).toBe('add table ip other { comment "rules for kube-proxy" ; }');

@@ -1,12 +1,15 @@
 // The work of `kproxc diff`: the nft transaction that turns the live tables (as
 // `nft -j list ruleset` prints them) into what `compile` would load.
 import type { Diagnostic } from '../diag/diagnostic.js';
-import { compilePrintedTables, failOnWarnings, loadModel } from '../compile.js';
+import { compilePrintedTables, failOnWarnings, loadModel, type ModelResult } from '../compile.js';
+import { conntrackDeletes, conntrackScript } from '../diff/conntrack.js';
 import { diffLive } from '../diff/diff.js';
 import { readLiveTables, startCompactRead } from '../live/index.js';
+import { contentsView } from '../live/view.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { transactionText } from '../nft/text.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
+import { conntrackSnapshot } from './conntrack-snapshot.js';
 import type { NftDiffOptions } from './options.js';
 import { writeAtomically } from './output.js';
 
@@ -14,13 +17,13 @@ import { writeAtomically } from './output.js';
  * The compiled tables, as `compile` builds them (warnings, and --strict, alike): each rule
  * kept as its text, which is what the diff compares and prints.
  */
-function desiredTables(io: Io, files: string[], o: NftDiffOptions): { tables: TableContents[]; warnings: Diagnostic[] } {
+function desiredTables(io: Io, files: string[], o: NftDiffOptions): { model: ModelResult; tables: TableContents[]; warnings: Diagnostic[] } {
   const strict = o.strict;
   const model = loadModel(loadInputs(io, files), o.compile, strict);
   const warnings = [...model.warnings];
   const tables = compilePrintedTables(model, o.tableName, warnings, o.layout);
   failOnWarnings(strict, warnings);
-  return { tables, warnings };
+  return { model, tables, warnings };
 }
 
 /** `kproxc diff --backend nftables`. */
@@ -35,11 +38,13 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
     pending?.cancel();
     throw e;
   }
-  const { tables, warnings } = desired;
+  const { model, tables, warnings } = desired;
   const liveViews = await readLiveTables({ path: live, pending, stdin: () => stdinText(io) }, { tableName: o.tableName, families: tables.map((t) => t.table.family) });
   const { now, later } = diffLive(tables, liveViews, { twoPhase: o.twoPhase !== undefined });
   printDiagnostics(io, warnings);
   emit(io, o.output, transactionText(now));
   if (o.twoPhase !== undefined) writeAtomically(o.twoPhase, transactionText(later));
+  // The clean-up is run after the transaction: see docs/diff.md for why in that order.
+  if (o.conntrack !== undefined) writeAtomically(o.conntrack, conntrackScript(conntrackDeletes(conntrackSnapshot(model), liveViews, tables.map(contentsView))));
   return o.exitCode && now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }

@@ -155,6 +155,7 @@ export interface DiffFlags extends SnapshotFlags {
   liveGroups?: string;
   exitCode?: boolean;
   twoPhase?: string;
+  conntrack?: string;
   output?: string;
 }
 
@@ -168,6 +169,7 @@ export function addDiffOptions(cmd: Command): Command {
       .addOption(layoutOption())
       .option('--exit-code', 'exit 1 when the transaction is not empty, 0 when it is')
       .option('--two-phase <file>', 'nftables: write the deletions of unused chains to FILE, to apply later (kernels before 6.2)')
+      .option('--conntrack <file>', 'nftables: write to FILE the conntrack commands that clear stale UDP entries, to run after the transaction')
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
   );
 }
@@ -186,6 +188,8 @@ export interface NftDiffOptions extends DiffCommonOptions {
   twoPhase?: string;
   /** The nftables layout the node is moved to. */
   layout: Layout;
+  /** Where the conntrack clean-up script goes (written atomically, empty when nothing is stale); none when not given. */
+  conntrack?: string;
 }
 
 export interface OvsDiffOptions extends DiffCommonOptions {
@@ -206,6 +210,7 @@ export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptio
     if (o.live !== undefined) throw new UsageError('--live is the nftables listing; with --backend ovs give --live-flows and --live-groups');
     if (o.twoPhase !== undefined) throw new UsageError('--two-phase does not apply to --backend ovs');
     if (o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+    if (o.conntrack !== undefined) throw new UsageError('--conntrack does not apply to --backend ovs');
     if ([o.liveFlows, o.liveGroups, ...files].filter((f) => f === '-').length > 1) {
       throw new UsageError('only one of --live-flows, --live-groups and the snapshot can read standard input');
     }
@@ -214,7 +219,7 @@ export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptio
   if (o.liveFlows !== undefined || o.liveGroups !== undefined) throw new UsageError('--live-flows and --live-groups need --backend ovs');
   if (o.live === undefined) throw new UsageError("required option '--live <file>' not specified");
   if (o.live === '-' && files.includes('-')) throw new UsageError('--live - and a snapshot from standard input cannot both read standard input');
-  return { ...common, backend: 'nftables', live: o.live, twoPhase: o.twoPhase, layout: o.layout };
+  return { ...common, backend: 'nftables', live: o.live, twoPhase: o.twoPhase, layout: o.layout, conntrack: o.conntrack };
 }
 
 // ---- trace

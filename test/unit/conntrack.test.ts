@@ -1,0 +1,179 @@
+// `diff --conntrack`: which changes give which `conntrack -D` commands. Each case is named
+// after the part of kube-proxy's rule (pkg/proxy/conntrack/cleanup.go) it follows: for each
+// UDP Service port with serving endpoints, clear the entries to its ClusterIP, external
+// IPs, load-balancer IPs or NodePort whose reply source is not a serving endpoint; leave TCP
+// and Service ports without serving endpoints alone. The live table is the one compiled
+// from the snapshot before the change, as a node that loaded it lists it.
+import { describe, expect, it } from 'vitest';
+import { compileFamilyTable } from '../../src/backends/nftables/index.js';
+import { conntrackSnapshot } from '../../src/cli/conntrack-snapshot.js';
+import { conntrackDeletes, conntrackScript, commandText } from '../../src/diff/conntrack.js';
+import { contentsView } from '../../src/live/view.js';
+import type { Endpoint, FamilyModel, ServicePort } from '../../src/model/types.js';
+import { parseCIDR, parseIP } from '../../src/net/ip.js';
+import { endpoint, familyModel, servicePort, type EpSpec } from './factory.js';
+
+const ip = (s: string) => parseIP(s)!;
+
+function dns(over: Partial<ServicePort> = {}): ServicePort {
+  return servicePort({ id: { namespace: 'kube-system', name: 'dns', port: 'dns', protocol: 'UDP' }, clusterIP: ip('172.30.0.10'), port: 53, ...over });
+}
+
+const eps = (...specs: (string | EpSpec)[]): Endpoint[] => specs.map((s) => endpoint(typeof s === 'string' ? { ip: s } : s));
+
+function v6(sp: ServicePort, e: Endpoint[]): FamilyModel {
+  return familyModel(sp, e, {
+    family: 6,
+    primaryNodeIP: ip('2001:db8::1'),
+    nodeIPs: [ip('2001:db8::1')],
+    serviceCIDRs: [parseCIDR('fd00:30::/108')!.cidr],
+    localDetector: { mode: 'cidr', cidr: parseCIDR('fd00:10::/48')!.cidr },
+    nodePortAddresses: { matchAll: false, ips: [ip('2001:db8::1')] },
+  });
+}
+
+/** The commands that moving a node from `before` (null: no table loaded) to `after` asks for. */
+function commands(before: FamilyModel | null, after: FamilyModel): string[] {
+  const live = before ? [contentsView(compileFamilyTable(before, { tableName: 'kube-proxy' }, []))] : [];
+  const snapshot = conntrackSnapshot({ families: [after], nodeName: 'test-node', warnings: [] });
+  const wanted = [contentsView(compileFamilyTable(after, { tableName: 'kube-proxy' }, []))];
+  return conntrackDeletes(snapshot, live, wanted).map(commandText);
+}
+
+const A = '10.180.0.1';
+const B = '10.180.0.2';
+const C = '10.180.0.3';
+
+describe("kube-proxy's rule, case by case", () => {
+  it('endpoint removed: entries to the ClusterIP answered by it are cleared', () => {
+    expect(commands(familyModel(dns(), eps(A, B)), familyModel(dns(), eps(A)))).toEqual([
+      `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${B}`,
+    ]);
+  });
+
+  it('endpoint stopped serving (not ready, not serving): cleared as if removed', () => {
+    expect(commands(familyModel(dns(), eps(A, B)), familyModel(dns(), eps(A, { ip: B, ready: false, serving: false, terminating: true })))).toEqual([
+      `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${B}`,
+    ]);
+  });
+
+  it('endpoint terminating but serving: still a serving endpoint, its entries kept', () => {
+    const after = familyModel(dns(), eps(A, { ip: B, ready: false, serving: true, terminating: true }));
+    expect(commands(familyModel(dns(), eps(A, B)), after)).toEqual([]);
+  });
+
+  it('serving endpoints are counted whatever node they are on (traffic policy and topology ignored)', () => {
+    const local = dns({ internalPolicyLocal: true, externalPolicyLocal: true });
+    expect(commands(familyModel(local, eps({ ip: A, local: true }, { ip: B, local: true })), familyModel(local, eps({ ip: A, local: true }, B)))).toEqual([]);
+  });
+
+  it('Service from no endpoints to some: entries sent while it had none (not translated, reply source the Service address) are cleared', () => {
+    expect(commands(familyModel(dns(), []), familyModel(dns(), eps(A)))).toEqual(['conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src 172.30.0.10']);
+  });
+
+  it('a Service the live table did not have at all: its untranslated entries are cleared as well', () => {
+    expect(commands(null, familyModel(dns(), eps(A)))).toEqual(['conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src 172.30.0.10']);
+  });
+
+  it('Service to no endpoints: nothing cleared (a Service without serving endpoints is left alone)', () => {
+    expect(commands(familyModel(dns(), eps(A, B)), familyModel(dns(), []))).toEqual([]);
+    expect(commands(familyModel(dns(), eps(A, B)), familyModel(dns(), eps({ ip: A, ready: false, serving: false, terminating: true })))).toEqual([]);
+  });
+
+  it('TCP: nothing cleared, endpoint removed or not', () => {
+    const tcp = dns({ id: { namespace: 'kube-system', name: 'dns', port: 'dns-tcp', protocol: 'TCP' } });
+    expect(commands(familyModel(tcp, eps(A, B)), familyModel(tcp, eps(A)))).toEqual([]);
+    expect(commands(familyModel(tcp, []), familyModel(tcp, eps(A)))).toEqual([]);
+  });
+
+  it('NodePort: entries to the NodePort on any address answered by a removed endpoint are cleared', () => {
+    const np = dns({ nodePort: 30053 });
+    expect(commands(familyModel(np, eps(A, B, C)), familyModel(np, eps(A)))).toEqual([
+      `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${B}`,
+      `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${C}`,
+      `conntrack -D -p udp --orig-port-dst 30053 --reply-src ${B}`,
+      `conntrack -D -p udp --orig-port-dst 30053 --reply-src ${C}`,
+    ]);
+  });
+
+  it('NodePort from no endpoints to some: entries answered by the node itself are cleared', () => {
+    const np = dns({ nodePort: 30053 });
+    expect(commands(familyModel(np, []), familyModel(np, eps(A)))).toEqual([
+      'conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src 172.30.0.10',
+      'conntrack -D -p udp --orig-port-dst 30053 --reply-src 192.168.0.2',
+    ]);
+  });
+
+  it('external IP: its entries answered by a removed endpoint are cleared', () => {
+    const ext = dns({ externalIPs: [ip('192.168.99.22')] });
+    expect(commands(familyModel(ext, eps(A, B)), familyModel(ext, eps(A)))).toEqual([
+      `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${B}`,
+      `conntrack -D -p udp --orig-dst 192.168.99.22 --orig-port-dst 53 --reply-src ${B}`,
+    ]);
+  });
+
+  it('load-balancer IP: its entries answered by a removed endpoint are cleared', () => {
+    const lb = dns({ loadBalancerVIPs: [ip('5.6.7.8')] });
+    expect(commands(familyModel(lb, eps(A, B)), familyModel(lb, eps(B)))).toEqual([
+      `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${A}`,
+      `conntrack -D -p udp --orig-dst 5.6.7.8 --orig-port-dst 53 --reply-src ${A}`,
+    ]);
+  });
+
+  it('an external IP new to the Service: entries to it were not translated, so those are cleared', () => {
+    const after = dns({ externalIPs: [ip('192.168.99.22')] });
+    expect(commands(familyModel(dns(), eps(A)), familyModel(after, eps(A)))).toEqual([
+      'conntrack -D -p udp --orig-dst 192.168.99.22 --orig-port-dst 53 --reply-src 192.168.99.22',
+    ]);
+  });
+
+  it('IPv6: the same rule, with -f ipv6', () => {
+    const six = dns({ family: 6, clusterIP: ip('fd00:30::10'), nodePort: 30053 });
+    expect(commands(v6(six, eps('fd00:10:180::1', 'fd00:10:180::2')), v6(six, eps('fd00:10:180::1')))).toEqual([
+      'conntrack -D -f ipv6 -p udp --orig-dst fd00:30::10 --orig-port-dst 53 --reply-src fd00:10:180::2',
+      'conntrack -D -f ipv6 -p udp --orig-port-dst 30053 --reply-src fd00:10:180::2',
+    ]);
+    expect(commands(v6(six, []), v6(six, eps('fd00:10:180::1')))).toEqual([
+      'conntrack -D -f ipv6 -p udp --orig-dst fd00:30::10 --orig-port-dst 53 --reply-src fd00:30::10',
+      'conntrack -D -f ipv6 -p udp --orig-port-dst 30053 --reply-src 2001:db8::1',
+    ]);
+  });
+
+  it('unchanged: nothing, and the script is empty', () => {
+    const np = dns({ nodePort: 30053, externalIPs: [ip('192.168.99.22')] });
+    expect(commands(familyModel(np, eps(A, B)), familyModel(np, eps(A, B)))).toEqual([]);
+    expect(conntrackScript([])).toBe('');
+  });
+
+  it('external IP of a Local-policy Service without local endpoints: dropped before and after, so nothing untranslated to clear', () => {
+    const local = dns({ externalPolicyLocal: true, externalIPs: [ip('192.168.99.22')], nodePort: 30053 });
+    expect(commands(familyModel(local, eps(A, B)), familyModel(local, eps(A, B)))).toEqual([]);
+    // Its endpoint removed: the ClusterIP's and the external IP's entries to it go all the same.
+    expect(commands(familyModel(local, eps(A, B)), familyModel(local, eps(A)))).toEqual([
+      `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${B}`,
+      `conntrack -D -p udp --orig-dst 192.168.99.22 --orig-port-dst 53 --reply-src ${B}`,
+      `conntrack -D -p udp --orig-port-dst 30053 --reply-src ${B}`,
+    ]);
+  });
+
+  it('an endpoint address that still serves on another port: kept (the rule compares addresses)', () => {
+    const moved = eps(A, B).map((e) => (e.ip.bytes[3] === 2 ? { ...e, port: 5353, key: `${B}:5353` } : e));
+    expect(commands(familyModel(dns(), eps(A, B)), familyModel(dns(), moved))).toEqual([]);
+  });
+});
+
+describe('the script', () => {
+  it('names each Service port, and goes on past a command that matched nothing', () => {
+    const snapshot = conntrackSnapshot({ families: [familyModel(dns(), eps(A))], nodeName: 'test-node', warnings: [] });
+    const live = [contentsView(compileFamilyTable(familyModel(dns(), eps(A, B)), { tableName: 'kube-proxy' }, []))];
+    const wanted = [contentsView(compileFamilyTable(familyModel(dns(), eps(A)), { tableName: 'kube-proxy' }, []))];
+    expect(conntrackScript(conntrackDeletes(snapshot, live, wanted))).toBe(
+      [
+        '# Run after the nft transaction is applied (sh FILE): clears UDP entries the new rules would not make.',
+        '# kube-system/dns:dns (UDP, IPv4)',
+        `conntrack -D -p udp --orig-dst 172.30.0.10 --orig-port-dst 53 --reply-src ${B} || true`,
+        '',
+      ].join('\n'),
+    );
+  });
+});
