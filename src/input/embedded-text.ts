@@ -7,6 +7,8 @@
 // exactly; anything else (a folded scalar, a quoted one over several lines) maps every
 // character to the field's first one, which is true if not precise.
 
+import { lineOf, lineStarts } from './positions.js';
+
 export interface Place {
   line: number;
   col: number;
@@ -14,25 +16,6 @@ export interface Place {
 
 /** Line and column (from 1) of an offset of the embedded text. */
 export type EmbeddedPlace = (offset: number) => Place;
-
-/** The offsets of the line starts of a text: [0, after the first "\n", ...]. */
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-  return starts;
-}
-
-/** The index of the last start at or before offset. */
-function lineOf(starts: number[], offset: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid] <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
 
 /**
  * A literal block scalar whose header (`|`, `|-`, `|+`, `|2`...) stands at `at`: its

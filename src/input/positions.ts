@@ -3,6 +3,25 @@
 // is then read again by the `yaml` package, which knows where every node stands, and its
 // offsets are moved to where that piece stands in the file.
 
+/** The offsets of the line starts of a text: [0, after the first "\n", ...]. */
+export function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** The index of the last start at or before offset: the line (from 0) the offset is on. */
+export function lineOf(starts: number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /** Line and column (both from 1) of offsets in a text; the line starts are found on first use. */
 export class LineIndex {
   private starts: number[] | null = null;
@@ -10,20 +29,9 @@ export class LineIndex {
   constructor(private readonly text: string) {}
 
   linePos(offset: number): { line: number; col: number } {
-    if (!this.starts) {
-      const starts = [0];
-      for (let i = this.text.indexOf('\n'); i !== -1; i = this.text.indexOf('\n', i + 1)) starts.push(i + 1);
-      this.starts = starts;
-    }
-    const starts = this.starts;
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid] <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return { line: lo + 1, col: offset - starts[lo] + 1 };
+    this.starts ??= lineStarts(this.text);
+    const line = lineOf(this.starts, offset);
+    return { line: line + 1, col: offset - this.starts[line] + 1 };
   }
 
   /** The offset of a line and column (both from 1). */
