@@ -4,12 +4,16 @@
 import * as fs from 'node:fs';
 import { UserInputError } from '../diag/diagnostic.js';
 import type { FlowPrinter } from '../backends/ovs/bundle.js';
-import { compileOvsValues } from '../backends/ovs/index.js';
+import { compileOvsProgram, compileOvsValues } from '../backends/ovs/index.js';
 import { failOnWarnings, loadModel } from '../compile.js';
+import { staleDeletes, conntrackScript } from '../diff/conntrack.js';
+import { compiledTexts, liveTexts, OVS_SCRIPT } from '../diff/ovs/conntrack.js';
 import { diffOvs } from '../diff/ovs/diff.js';
 import { readFlowDump, readGroupDump } from '../live/ovs/dump-read.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
+import { conntrackSnapshot } from './conntrack-snapshot.js';
 import type { OvsDiffOptions } from './options.js';
+import { writeAtomically } from './output.js';
 
 /** A dump file's text, or standard input's for `-`; a file that cannot be read is bad input. */
 function readDump(io: Io, file: string): { text: string; name: string } {
@@ -39,5 +43,11 @@ export async function runOvsDiff(io: Io, files: string[], o: OvsDiffOptions): Pr
   failOnWarnings(strict, warnings);
   printDiagnostics(io, [...warnings, ...notes]);
   emit(io, o.output, lines.length === 0 ? '' : lines.join('\n') + '\n');
+  if (o.conntrack !== undefined) {
+    // The compiled state again, as values: its warnings were given above.
+    const wanted = compileOvsProgram(model.families, []);
+    const deletes = staleDeletes(conntrackSnapshot(model), liveTexts(flows, groups), compiledTexts(wanted.flows.map((f) => f.flow), wanted.groups));
+    writeAtomically(o.conntrack, conntrackScript(deletes, OVS_SCRIPT));
+  }
   return o.exitCode && lines.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }
