@@ -7,11 +7,11 @@ import type { FlowPrinter } from '../backends/ovs/bundle.js';
 import { compileOvsProgram, compileOvsValues } from '../backends/ovs/index.js';
 import { failOnWarnings, loadModel } from '../compile.js';
 import { staleDeletes, conntrackScript } from '../diff/conntrack.js';
-import { compiledTexts, liveTexts, OVS_SCRIPT } from '../diff/ovs/conntrack.js';
+import { compiledTexts, ovsConntrackLive, OVS_SCRIPT } from '../diff/ovs/conntrack.js';
 import { diffOvs } from '../diff/ovs/diff.js';
 import { readFlowDump, readGroupDump } from '../live/ovs/dump-read.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
-import { conntrackSnapshot } from './conntrack-snapshot.js';
+import { ovsConntrackSnapshot } from './conntrack-snapshot.js';
 import type { OvsDiffOptions } from './options.js';
 import { writeAtomically } from './output.js';
 
@@ -46,7 +46,7 @@ export async function runOvsDiff(io: Io, files: string[], o: OvsDiffOptions): Pr
   if (o.conntrack !== undefined) {
     // The compiled state again, as values: its warnings were given above.
     const wanted = compileOvsProgram(model.families, []);
-    const deletes = staleDeletes(conntrackSnapshot(model), liveTexts(flows, groups), compiledTexts(wanted.flows.map((f) => f.flow), wanted.groups));
+    const deletes = staleDeletes(ovsConntrackSnapshot(model), ovsConntrackLive(flows, groups), compiledTexts(wanted.flows.map((f) => f.flow), wanted.groups));
     writeAtomically(o.conntrack, conntrackScript(deletes, OVS_SCRIPT));
   }
   return o.exitCode && lines.length > 0 ? EXIT_CHANGES : EXIT_OK;

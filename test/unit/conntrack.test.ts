@@ -6,7 +6,7 @@
 // from the snapshot before the change, as a node that loaded it lists it.
 import { describe, expect, it } from 'vitest';
 import { compileFamilyTable } from '../../src/backends/nftables/index.js';
-import { conntrackSnapshot } from '../../src/cli/conntrack-snapshot.js';
+import { conntrackSnapshot, ovsConntrackSnapshot } from '../../src/cli/conntrack-snapshot.js';
 import { compileOvsProgram } from '../../src/backends/ovs/index.js';
 import { conntrackDeletes, conntrackScript, commandText, staleDeletes, type ConntrackDelete } from '../../src/diff/conntrack.js';
 import { compiledTexts, ovsCommandText, OVS_SCRIPT } from '../../src/diff/ovs/conntrack.js';
@@ -42,14 +42,18 @@ function commands(before: FamilyModel | null, after: FamilyModel): string[] {
   return conntrackDeletes(snapshot, live, wanted).map(commandText);
 }
 
-/** The deletes that moving a bridge from `before` (null: an empty bridge) to `after` asks for, with the ovs pipeline. */
-function ovsDeletes(before: FamilyModel | null, after: FamilyModel): ConntrackDelete[] {
+/**
+ * The deletes that moving a bridge from `before` (null: an empty bridge) to `after` asks
+ * for, with the ovs pipeline; `sameSnapshot`: with the nftables side's snapshot (its
+ * NodePort addresses), to compare the two backends' reading of the live rules alone.
+ */
+function ovsDeletes(before: FamilyModel | null, after: FamilyModel, sameSnapshot = false): ConntrackDelete[] {
   const read = (m: FamilyModel | null) => {
     const p = m ? compileOvsProgram([m], []) : { flows: [], groups: [] };
     return compiledTexts(p.flows.map((f) => f.flow), p.groups);
   };
-  const snapshot = conntrackSnapshot({ families: [after], nodeName: 'test-node', warnings: [] });
-  return staleDeletes(snapshot, read(before), read(after));
+  const model = { families: [after], nodeName: 'test-node', warnings: [] };
+  return staleDeletes(sameSnapshot ? conntrackSnapshot(model) : ovsConntrackSnapshot(model), read(before), read(after));
 }
 
 const ovsCommands = (before: FamilyModel | null, after: FamilyModel): string[] => ovsDeletes(before, after).map(ovsCommandText);
@@ -241,6 +245,15 @@ describe('the ovs backend: the same rule, as flush-conntrack commands in the DNA
     ]);
   });
 
+  it("NodePort from no endpoints to some: untranslated entries answered by a node address or the virtual NodePort IP (the host's own NodePort traffic)", () => {
+    const np = dns({ nodePort: 30053 });
+    expect(ovsCommands(familyModel(np, []), familyModel(np, eps(A)))).toEqual([
+      `${FLUSH4},ct_nw_dst=172.30.0.10,ct_tp_dst=53 ct_nw_src=172.30.0.10`,
+      `${FLUSH4},ct_tp_dst=30053 ct_nw_src=169.254.0.252`,
+      `${FLUSH4},ct_tp_dst=30053 ct_nw_src=192.168.0.2`,
+    ]);
+  });
+
   it('session affinity: the buckets still name the endpoints', () => {
     const sticky = dns({ affinityTimeout: 600 } as Partial<ServicePort>);
     expect(ovsCommands(familyModel(sticky, eps(A, B)), familyModel(sticky, eps(B)))).toEqual([`${FLUSH4},ct_nw_dst=172.30.0.10,ct_tp_dst=53 ct_nw_src=${A}`]);
@@ -255,6 +268,7 @@ describe('the ovs backend: the same rule, as flush-conntrack commands in the DNA
     expect(ovsCommands(v6(six, []), v6(six, eps('fd00:10:180::1')))).toEqual([
       `${FLUSH6},ct_ipv6_dst=fd00:30::10,ct_tp_dst=53 ct_ipv6_src=fd00:30::10`,
       `${FLUSH6},ct_tp_dst=30053 ct_ipv6_src=2001:db8::1`,
+      `${FLUSH6},ct_tp_dst=30053 ct_ipv6_src=fc01::aabb:ccdd:eefe`,
     ]);
   });
 
@@ -284,7 +298,7 @@ describe('the ovs backend: the same rule, as flush-conntrack commands in the DNA
       for (const before of sets) {
         for (const after of sets) {
           const nft = commands(familyModel(sp, before, pods), familyModel(sp, after, pods));
-          expect(ovsDeletes(familyModel(sp, before, pods), familyModel(sp, after, pods)).map(commandText), `${ips(before)} -> ${ips(after)}`).toEqual(nft);
+          expect(ovsDeletes(familyModel(sp, before, pods), familyModel(sp, after, pods), true).map(commandText), `${ips(before)} -> ${ips(after)}`).toEqual(nft);
         }
       }
     }

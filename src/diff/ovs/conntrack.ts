@@ -7,19 +7,18 @@
 // the same way and read by the same code, so both sides agree on what "translated" means.
 import type { Group, Flow } from '../../backends/ovs/openflow.js';
 import { IPV4, IPV6, TABLE } from '../../backends/ovs/pipeline.js';
-import type { LiveFlow, LiveGroup } from '../../live/ovs/dump-read.js';
 import { compareIP, formatIP, ipFromBytes, parseIP, type IP, type IPFamily } from '../../net/ip.js';
 import { serviceKey, type ConntrackDelete, type ConntrackLive, type ScriptForm } from '../conntrack.js';
 import { canonicalActions, canonicalGroupLine, canonicalMatch } from './canonical.js';
 
-/** A flow as the dump prints it: its table, match and actions. */
+/** A flow as the dump prints it: its table, match and actions (a LiveFlow of src/live/ovs/dump-read.ts is one). */
 export interface FlowText {
   table: number;
   match: string;
   actions: string;
 }
 
-/** A group as the dump prints it: its ID and whole line. */
+/** A group as the dump prints it: its ID and whole line (a LiveGroup is one). */
 export interface GroupText {
   id: number;
   text: string;
@@ -102,9 +101,6 @@ export function ovsConntrackLive(flows: FlowText[], groups: GroupText[]): Map<IP
   }
   return out;
 }
-
-/** The dumps as read by src/live/ovs/dump-read.ts. */
-export const liveTexts = (flows: LiveFlow[], groups: LiveGroup[]): Map<IPFamily, ConntrackLive> => ovsConntrackLive(flows, groups);
 
 /** The compiled program, printed as the dumps print it. */
 export function compiledTexts(flows: Flow[], groups: Group[]): Map<IPFamily, ConntrackLive> {
