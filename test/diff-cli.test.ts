@@ -52,7 +52,7 @@ describe('kproxc diff', () => {
     }
   });
 
-  it('--conntrack writes its script, empty when nothing is stale; it is for the nftables backend only', async () => {
+  it('--conntrack writes its script, empty when nothing is stale; with --backend ovs, flush-conntrack commands', async () => {
     const dir = tempDir('conntrack');
     try {
       const ct = path.join(dir, 'conntrack.sh');
@@ -60,9 +60,15 @@ describe('kproxc diff', () => {
       const r = await kproxc(['diff', snap('unchanged'), '--live', live('unchanged'), '--conntrack', ct]);
       expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
       expect(fs.readFileSync(ct, 'utf8')).toBe('');
-      const ovs = await kproxc(['diff', '--backend', 'ovs', '--live-flows', ct, '--live-groups', ct, snap('unchanged'), '--conntrack', ct]);
-      expect(ovs).toMatchObject({ code: 2, stdout: '' });
-      expect(ovs.stderr).toContain('--conntrack does not apply to --backend ovs');
+      // An empty bridge translated nothing: every UDP Service address with endpoints is cleared of untranslated entries.
+      const empty = path.join(dir, 'empty');
+      fs.writeFileSync(empty, '');
+      fs.writeFileSync(ct, 'old\n');
+      const ovs = await kproxc(['diff', '--backend', 'ovs', '--live-flows', empty, '--live-groups', empty, snap('unchanged'), '--conntrack', ct]);
+      expect(ovs.code, ovs.stderr).toBe(0);
+      const lines = fs.readFileSync(ct, 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+      expect(lines.length).toBeGreaterThan(0);
+      for (const l of lines) expect(l).toMatch(/^ovs-appctl dpctl\/flush-conntrack zone=655[12]0 ct_nw_proto=17,(ct_(nw|ipv6)_dst=[0-9a-f.:]+,)?ct_tp_dst=\d+ ct_(nw|ipv6)_src=[0-9a-f.:]+$/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

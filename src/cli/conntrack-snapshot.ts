@@ -2,6 +2,8 @@
 // Service port's addresses and NodePort (those it owns, as the rules give them) and the
 // addresses of its serving endpoints.
 import { resolveClaims } from '../backends/claims.js';
+import { nodePortAddresses } from '../backends/ovs/index.js';
+import { IPV4, IPV6 } from '../backends/ovs/pipeline.js';
 import type { ModelResult } from '../compile.js';
 import type { ConntrackServicePort, ConntrackSnapshot } from '../diff/conntrack.js';
 import type { IP, IPFamily } from '../net/ip.js';
@@ -28,4 +30,17 @@ export function conntrackSnapshot(model: ModelResult): ConntrackSnapshot {
     }
   }
   return { servicePorts, nodePortAddresses };
+}
+
+/**
+ * The same for the ovs pipeline, whose NodePort addresses are its table-13 ones: the
+ * node's (loopback aside) and the virtual NodePort IP the host's own NodePort traffic is
+ * sent to. A NodePort entry that was not translated has one of them as reply source.
+ */
+export function ovsConntrackSnapshot(model: ModelResult): ConntrackSnapshot {
+  const snapshot = conntrackSnapshot(model);
+  for (const m of model.families) {
+    snapshot.nodePortAddresses.set(m.family, [...nodePortAddresses(m), (m.family === 4 ? IPV4 : IPV6).virtualNodePortIP]);
+  }
+  return snapshot;
 }

@@ -169,7 +169,7 @@ export function addDiffOptions(cmd: Command): Command {
       .addOption(layoutOption())
       .option('--exit-code', 'exit 1 when the transaction is not empty, 0 when it is')
       .option('--two-phase <file>', 'nftables: write the deletions of unused chains to FILE, to apply later (kernels before 6.2)')
-      .option('--conntrack <file>', 'nftables: write to FILE the conntrack commands that clear stale UDP entries, to run after the transaction')
+      .option('--conntrack <file>', 'write to FILE the commands that clear stale UDP conntrack entries (conntrack -D; ovs: ovs-appctl dpctl/flush-conntrack), to run after the transaction or bundle')
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
   );
 }
@@ -197,6 +197,8 @@ export interface OvsDiffOptions extends DiffCommonOptions {
   /** The bridge's dump-flows and dump-groups: files, or - for one of them. */
   liveFlows: string;
   liveGroups: string;
+  /** Where the flush-conntrack clean-up script goes (written atomically, empty when nothing is stale); none when not given. */
+  conntrack?: string;
 }
 
 export type DiffCommandOptions = NftDiffOptions | OvsDiffOptions;
@@ -210,11 +212,10 @@ export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptio
     if (o.live !== undefined) throw new UsageError('--live is the nftables listing; with --backend ovs give --live-flows and --live-groups');
     if (o.twoPhase !== undefined) throw new UsageError('--two-phase does not apply to --backend ovs');
     if (o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
-    if (o.conntrack !== undefined) throw new UsageError('--conntrack does not apply to --backend ovs');
     if ([o.liveFlows, o.liveGroups, ...files].filter((f) => f === '-').length > 1) {
       throw new UsageError('only one of --live-flows, --live-groups and the snapshot can read standard input');
     }
-    return { ...common, backend: 'ovs', liveFlows: o.liveFlows, liveGroups: o.liveGroups };
+    return { ...common, backend: 'ovs', liveFlows: o.liveFlows, liveGroups: o.liveGroups, conntrack: o.conntrack };
   }
   if (o.liveFlows !== undefined || o.liveGroups !== undefined) throw new UsageError('--live-flows and --live-groups need --backend ovs');
   if (o.live === undefined) throw new UsageError("required option '--live <file>' not specified");

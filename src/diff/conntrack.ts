@@ -9,6 +9,8 @@
 // the reply sources an entry can have are taken from the live rules: an address the live
 // table sent to a Service port's endpoint chains (their DNAT targets), or the Service
 // address itself when the live table did not translate it (no endpoints, or no rule).
+// The computation takes the live side in a backend-neutral shape (ConntrackLive); the
+// nftables tables are read into it here, the ovs bridge's dumps in src/diff/ovs/conntrack.ts.
 import { compareIP, formatIP, parseIP, type IP, type IPFamily } from '../net/ip.js';
 import type { LiveTableView } from '../live/view.js';
 
@@ -45,12 +47,20 @@ export interface ConntrackDelete {
 /** How the live table handled one UDP destination: the endpoint addresses it sent it to, or none (not translated). */
 type LiveDestination = IP[] | 'untranslated';
 
-interface LiveUdp {
-  /** "address port" to the endpoint addresses its map element leads to. */
+/**
+ * Where one family's rules send UDP Service traffic: a destination they translate maps to
+ * the endpoint addresses it goes to; one they do not translate (no endpoints, or no rule)
+ * is absent.
+ */
+export interface ConntrackLive {
+  /** "address port" (formatIP) to the endpoint addresses. */
   services: Map<string, IP[]>;
   /** NodePort to the same. */
   nodePorts: Map<number, IP[]>;
 }
+
+/** A key of ConntrackLive.services. */
+export const serviceKey = (addr: IP, port: number): string => `${formatIP(addr)} ${port}`;
 
 const UDP = ' . udp . ';
 
@@ -77,7 +87,7 @@ function endpointOf(chain: string, family: IPFamily): { text: string; ip: IP } |
 }
 
 /** What the live table did with UDP destinations: which endpoint addresses each one's map element reaches. */
-function readLive(view: LiveTableView, family: IPFamily): LiveUdp {
+function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
   const byText = new Map<string, IP[]>();
   for (let i = 0; i < view.chainCount; i++) {
     const ep = endpointOf(view.chainName(i), family);
@@ -105,7 +115,7 @@ function readLive(view: LiveTableView, family: IPFamily): LiveUdp {
 
 const familyOf = (view: LiveTableView): IPFamily => (view.table.family === 'ip6' ? 6 : 4);
 
-const byFamily = (views: LiveTableView[]): Map<IPFamily, LiveUdp> => new Map(views.map((v) => [familyOf(v), readLive(v, familyOf(v))]));
+const byFamily = (views: LiveTableView[]): Map<IPFamily, ConntrackLive> => new Map(views.map((v) => [familyOf(v), readLive(v, familyOf(v))]));
 
 /**
  * The `conntrack -D` commands that clear what the change leaves stale, in the snapshot's
@@ -116,12 +126,15 @@ const byFamily = (views: LiveTableView[]): Map<IPFamily, LiveUdp> => new Map(vie
  * external IP of a Local-policy Service without local endpoints, has no entry to clear).
  */
 export function conntrackDeletes(snapshot: ConntrackSnapshot, live: LiveTableView[], wanted: LiveTableView[]): ConntrackDelete[] {
-  const liveBy = byFamily(live);
-  const wantedBy = byFamily(wanted);
+  return staleDeletes(snapshot, byFamily(live), byFamily(wanted));
+}
+
+/** The same from the live and the compiled rules of any backend, read per family. */
+export function staleDeletes(snapshot: ConntrackSnapshot, liveBy: Map<IPFamily, ConntrackLive>, wantedBy: Map<IPFamily, ConntrackLive>): ConntrackDelete[] {
   const out: ConntrackDelete[] = [];
   const seen = new Set<string>();
   const add = (d: ConntrackDelete) => {
-    const key = commandText(d);
+    const key = `${d.family} ${d.origDst ? formatIP(d.origDst) : ''} ${d.origPortDst} ${formatIP(d.replySrc)}`;
     if (!seen.has(key)) {
       seen.add(key);
       out.push(d);
@@ -136,7 +149,7 @@ export function conntrackDeletes(snapshot: ConntrackSnapshot, live: LiveTableVie
     const stale = (sent: LiveDestination, translatedNow: boolean, untranslated: IP[]): IP[] =>
       (sent !== 'untranslated' ? sent : translatedNow ? untranslated : []).filter((ip) => !serving.has(formatIP(ip))).sort(compareIP);
     for (const addr of sp.addresses) {
-      const key = `${formatIP(addr)} ${sp.port}`;
+      const key = serviceKey(addr, sp.port);
       const sent = table?.services.get(key) ?? 'untranslated';
       for (const replySrc of stale(sent, now?.services.has(key) === true, [addr])) {
         add({ family: sp.family, servicePort: sp.name, origDst: addr, origPortDst: sp.port, replySrc });
@@ -163,21 +176,32 @@ export function commandText(d: ConntrackDelete): string {
   return words.join(' ');
 }
 
+/** How a backend's script begins and says one delete. */
+export interface ScriptForm {
+  header: string;
+  line(d: ConntrackDelete): string;
+}
+
+const NFT_SCRIPT: ScriptForm = {
+  header: '# Run after the nft transaction is applied (sh FILE): clears UDP entries the new rules would not make.',
+  line: (d) => `${commandText(d)} || true`,
+};
+
 /**
  * The script: empty when nothing needs clearing; else a line per Service port naming it,
  * then its commands. `conntrack -D` exits 1 when no entry matched, which is the common and
  * harmless case (the flow may have ended), so each line goes on past it: the script is
  * run after the transaction, and one flow already gone must not keep the others.
  */
-export function conntrackScript(deletes: ConntrackDelete[]): string {
+export function conntrackScript(deletes: ConntrackDelete[], form: ScriptForm = NFT_SCRIPT): string {
   if (deletes.length === 0) return '';
-  const lines = ['# Run after the nft transaction is applied (sh FILE): clears UDP entries the new rules would not make.'];
+  const lines = [form.header];
   let last = '';
   for (const d of deletes) {
     const head = `# ${d.servicePort} (UDP, IPv${d.family})`;
     if (head !== last) lines.push(head);
     last = head;
-    lines.push(`${commandText(d)} || true`);
+    lines.push(form.line(d));
   }
   return `${lines.join('\n')}\n`;
 }
