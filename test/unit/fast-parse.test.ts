@@ -78,11 +78,11 @@ function allFiles(dir: string): string[] {
 
 // The nft listings beside the diff fixtures (*.live.json) are JSON but not snapshots, and
 // half the bytes; ovs/large-groups is a size test of the ovs backend, not of the reader. A
-// quick run (FC_RUNS unset) reads every other one of the other snapshots.
+// quick run (FC_RUNS unset) reads every third one of the other snapshots.
 const dataFiles = [...allFiles(path.join(ROOT, 'fixtures')), ...allFiles(path.join(ROOT, 'examples'))];
 const fixtureFiles = fcFullSize()
   ? dataFiles
-  : dataFiles.filter((f) => !f.endsWith('.live.json') && fs.statSync(f).size < 64 * 1024).filter((_, i) => i % 2 === 0);
+  : dataFiles.filter((f) => !f.endsWith('.live.json') && fs.statSync(f).size < 64 * 1024).filter((_, i) => i % 3 === 0);
 
 describe('fast path values', () => {
   it('agree with the yaml package on every fixture, and read most of them', () => {
@@ -320,7 +320,7 @@ describe('fast path positions', () => {
   it('are the full parser positions, on fixtures', () => {
     let n = 0;
     for (const f of fixtureFiles) n += comparePositions(f, fs.readFileSync(f, 'utf8'));
-    expect(n).toBeGreaterThan(fcSize(1000, 500));
+    expect(n).toBeGreaterThan(1000);
   });
 
   it('are the full parser positions, for documents and List items in YAML and JSON', () => {
