@@ -4,13 +4,13 @@
 // `dump-flows --no-stats` and `dump-groups`, and the other way round.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileOvsProgram } from '../src/backends/ovs/index.js';
 import { loadModel } from '../src/compile.js';
 import { canonicalFlowLine, canonicalGroupLine } from '../src/diff/ovs/canonical.js';
 import { GOLDEN } from './helpers/fixtures.js';
 import { ovsCases } from './helpers/ovs-cases.js';
-import { BRIDGE, startOvs, type Ovs } from './helpers/ovs.js';
+import { BRIDGE, ovsForSuite } from './helpers/ovs.js';
 import { parseArgsToOptions } from './helpers/options.js';
 
 /** The lines of a dump that describe flows or groups, without the leading space. */
@@ -22,19 +22,15 @@ const entries = (dump: string) =>
     .sort();
 
 describe('the canonical printer prints what OVS 3.1 dumps', () => {
-  let ovs: (Ovs & { stop(): void }) | undefined;
-  beforeAll(() => {
-    ovs = startOvs();
-  });
-  afterAll(() => ovs?.stop());
+  const ovs = ovsForSuite();
 
   for (const c of ovsCases()) {
     it(c.name, () => {
-      ovs!.loadBundle(fs.readFileSync(path.join(GOLDEN, c.golden), 'utf8'));
+      ovs().loadBundle(fs.readFileSync(path.join(GOLDEN, c.golden), 'utf8'));
       const model = loadModel([{ name: c.file, text: c.text }], parseArgsToOptions(c.args));
       const program = compileOvsProgram(model.families, []);
-      const flows = entries(ovs!.ofctl(['--no-stats', 'dump-flows', BRIDGE]));
-      const groups = entries(ovs!.ofctl(['dump-groups', BRIDGE]));
+      const flows = entries(ovs().ofctl(['--no-stats', 'dump-flows', BRIDGE]));
+      const groups = entries(ovs().ofctl(['dump-groups', BRIDGE]));
       expect(flows).toEqual(program.flows.map((f) => canonicalFlowLine(f.flow)).sort());
       expect(groups).toEqual(program.groups.map(canonicalGroupLine).sort());
     });

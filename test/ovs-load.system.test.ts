@@ -3,10 +3,10 @@
 // exactly the flows and buckets the bundle lists (none merged away, none missing).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GOLDEN } from './helpers/fixtures.js';
 import { ovsCases } from './helpers/ovs-cases.js';
-import { startOvs, type Ovs } from './helpers/ovs.js';
+import { ovsForSuite } from './helpers/ovs.js';
 
 function bucketsPerGroup(bundle: string): Map<string, number> {
   const out = new Map<string, number>();
@@ -18,19 +18,15 @@ function bucketsPerGroup(bundle: string): Map<string, number> {
 }
 
 describe('golden bundles load into a real Open vSwitch', () => {
-  let ovs: (Ovs & { stop(): void }) | undefined;
-  beforeAll(() => {
-    ovs = startOvs();
-  });
-  afterAll(() => ovs?.stop());
+  const ovs = ovsForSuite();
 
   for (const c of ovsCases()) {
     it(c.name, () => {
       const bundle = fs.readFileSync(path.join(GOLDEN, c.golden), 'utf8');
-      ovs!.loadBundle(bundle);
-      const first = ovs!.dump();
-      ovs!.loadBundle(bundle);
-      const second = ovs!.dump();
+      ovs().loadBundle(bundle);
+      const first = ovs().dump();
+      ovs().loadBundle(bundle);
+      const second = ovs().dump();
       expect(second).toEqual(first);
 
       expect(first.flows.length).toBe(bundle.split('\n').filter((l) => l.startsWith('flow add')).length);
@@ -42,10 +38,10 @@ describe('golden bundles load into a real Open vSwitch', () => {
 
   it('a bundle with one bad line changes nothing', () => {
     const good = fs.readFileSync(path.join(GOLDEN, 'clusterip.ovs'), 'utf8');
-    ovs!.loadBundle(good);
-    const before = ovs!.dump();
+    ovs().loadBundle(good);
+    const before = ovs().dump();
     const bad = fs.readFileSync(path.join(GOLDEN, 'ovs/dual-stack-node.ovs'), 'utf8') + 'flow add table=15,priority=1,tcp actions=group:999999\n';
-    expect(() => ovs!.loadBundle(bad)).toThrow();
-    expect(ovs!.dump()).toEqual(before);
+    expect(() => ovs().loadBundle(bad)).toThrow();
+    expect(ovs().dump()).toEqual(before);
   });
 });

@@ -7,7 +7,7 @@
 // port meets the controller and an unallocated ServiceCIDR address is dropped.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadModel } from '../src/compile.js';
 import { compareIP, parseIP } from '../src/net/ip.js';
 import { GOLDEN } from './helpers/fixtures.js';
@@ -15,7 +15,7 @@ import { ovsCases } from './helpers/ovs-cases.js';
 import { probesFor, traceAllBuckets, walkedOutcome, type Outcome, type Probe } from './helpers/ovs-expect.js';
 import { tracerFor } from './helpers/trace.js';
 import { parseArgsToOptions } from './helpers/options.js';
-import { startOvs, type Ovs } from './helpers/ovs.js';
+import { ovsForSuite, type Ovs } from './helpers/ovs.js';
 
 const SPORT = 40000;
 
@@ -46,16 +46,12 @@ function observe(ovs: Ovs, p: Probe): { outcome: Outcome; sampled: boolean } {
 }
 
 describe('traced packets reach exactly the endpoints the model gives', () => {
-  let ovs: (Ovs & { stop(): void }) | undefined;
+  const ovs = ovsForSuite();
   const covered: Probe[] = [];
-  beforeAll(() => {
-    ovs = startOvs();
-  });
-  afterAll(() => ovs?.stop());
 
   for (const c of ovsCases()) {
     it(c.name, () => {
-      ovs!.loadBundle(fs.readFileSync(path.join(GOLDEN, c.golden), 'utf8'));
+      ovs().loadBundle(fs.readFileSync(path.join(GOLDEN, c.golden), 'utf8'));
       const model = loadModel([{ name: c.file, text: c.text }], parseArgsToOptions(c.args));
       const probes = model.families.flatMap(probesFor);
       expect(probes.length).toBeGreaterThan(0);
@@ -63,7 +59,7 @@ describe('traced packets reach exactly the endpoints the model gives', () => {
       // The OpenFlow walker (kproxc trace --backend ovs) must see what OVS does, probe by probe.
       const tracer = tracerFor(c.file, [], 'ovs');
       for (const p of probes) {
-        const seen = observe(ovs!, p);
+        const seen = observe(ovs(), p);
         const walked = walkedOutcome(tracer, p, SPORT).outcome;
         if (seen.sampled && walked.kind === 'endpoints' && seen.outcome.kind === 'endpoints') {
           expect(seen.outcome.endpoints.filter((e) => !walked.endpoints.includes(e)), `${p.what}: walked`).toEqual([]);
@@ -99,9 +95,9 @@ describe('traced packets reach exactly the endpoints the model gives', () => {
   });
 
   it('sends traffic that is not IP, and IPv6 neighbour discovery, straight to NORMAL', () => {
-    ovs!.loadBundle(fs.readFileSync(path.join(GOLDEN, 'ovs/dual-stack-node.ovs'), 'utf8'));
+    ovs().loadBundle(fs.readFileSync(path.join(GOLDEN, 'ovs/dual-stack-node.ovs'), 'utf8'));
     for (const flow of ['arp,in_port=1,arp_spa=10.244.1.5,arp_tpa=10.244.1.1', 'icmp6,in_port=1,ipv6_src=fd00:10:244:1::5,ipv6_dst=ff02::1:ff00:1,icmpv6_type=135']) {
-      const t = ovs!.trace(flow);
+      const t = ovs().trace(flow);
       expect(t).toMatch(/^ 0\. .*priority (0|210)/m);
       expect(t).toMatch(/^\s+NORMAL$/m);
       expect(t).not.toMatch(/ct\(/);
@@ -109,19 +105,19 @@ describe('traced packets reach exactly the endpoints the model gives', () => {
   });
 
   it('sends a local endpoint that reaches itself through its Service back out of its port, SNATed', () => {
-    ovs!.loadBundle(fs.readFileSync(path.join(GOLDEN, 'ovs/dual-stack-node.ovs'), 'utf8'));
+    ovs().loadBundle(fs.readFileSync(path.join(GOLDEN, 'ovs/dual-stack-node.ovs'), 'utf8'));
     // shop/mirror's only endpoint is the local 10.244.1.5:8080 (fd00:10:244:1::5 for web's IPv6 ClusterIP).
     for (const [flow, vsip] of [
       ['dp_hash=1,tcp,in_port=2,nw_src=10.244.1.5,nw_dst=10.96.0.11,tcp_src=40000,tcp_dst=8080', '169.254.0.253'],
       ['dp_hash=1,tcp6,in_port=2,ipv6_src=fd00:10:244:1::5,ipv6_dst=fd00:96::10,tcp_src=40000,tcp_dst=80', 'fc01::aabb:ccdd:eeff'],
     ]) {
-      let t = ovs!.trace(flow);
-      if (/nat\(dst=[^)]*2::6/.test(t)) t = ovs!.trace(flow.replace('dp_hash=1', 'dp_hash=2'));
+      let t = ovs().trace(flow);
+      if (/nat\(dst=[^)]*2::6/.test(t)) t = ovs().trace(flow.replace('dp_hash=1', 'dp_hash=2'));
       expect(t).toMatch(/nat\(dst=(10\.244\.1\.5|\[fd00:10:244:1::5\]):8080\)/);
       expect(t).toContain(`nat(src=${vsip})`);
       expect(t).toMatch(/^\s+IN_PORT$/m);
       // One output, to the datapath port of OpenFlow port 2 (NORMAL would flood the others).
-      expect([...t.matchAll(/^Datapath actions: (.*)$/gm)].pop()![1]).toBe(dpPort(ovs!, 'p2'));
+      expect([...t.matchAll(/^Datapath actions: (.*)$/gm)].pop()![1]).toBe(dpPort(ovs(), 'p2'));
     }
   });
 });

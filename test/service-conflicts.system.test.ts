@@ -13,7 +13,7 @@ import { CLAIMED, CONFLICTS_FILE, NODE, OUTSIDE } from './helpers/conflicts.js';
 import { GOLDEN } from './helpers/fixtures.js';
 import { kproxc } from './helpers/kproxc.js';
 import { traceAllBuckets, type Outcome } from './helpers/ovs-expect.js';
-import { startOvs, type Ovs } from './helpers/ovs.js';
+import { ovsForSuite } from './helpers/ovs.js';
 import { PacketLab } from './helpers/packet-lab.js';
 import { packetOf, tracerFor } from './helpers/trace.js';
 
@@ -49,19 +49,15 @@ describe('real nft: the owner of a claimed destination serves outside and node-l
 });
 
 describe('real OVS: the owner of a claimed destination serves outside and node-local packets', () => {
-  let ovs: (Ovs & { stop(): void }) | undefined;
-  beforeAll(() => {
-    ovs = startOvs();
-  });
-  afterAll(() => ovs?.stop());
+  const ovs = ovsForSuite();
 
   it('every claimed destination, from outside and from a node address', () => {
-    ovs!.loadBundle(fs.readFileSync(path.join(GOLDEN, 'service-conflicts.ovs'), 'utf8'));
+    ovs().loadBundle(fs.readFileSync(path.join(GOLDEN, 'service-conflicts.ovs'), 'utf8'));
     const tracer = tracerFor(CONFLICTS_FILE, [], 'ovs');
     for (const c of CLAIMED) {
       for (const src of [OUTSIDE, NODE]) {
         const label = `${c.what}, from ${src}`;
-        const { traces } = traceAllBuckets(ovs!, { family: 4, protocol: 'TCP', src: parseIP(src)!, dst: parseIP(c.dst)!, port: c.port }, 40000);
+        const { traces } = traceAllBuckets(ovs(), { family: 4, protocol: 'TCP', src: parseIP(src)!, dst: parseIP(c.dst)!, port: c.port }, 40000);
         const want: Outcome = c.endpoints.length ? { kind: 'endpoints', endpoints: c.endpoints } : { kind: 'controller' };
         for (const t of traces) expect(t.result.outcome, label).toEqual(want);
         const walked = summarize(tracer.trace(packetOf({ sourceIP: src, destIP: c.dst, destPort: c.port, fromNode: src === NODE })));

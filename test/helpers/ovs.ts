@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 const SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema';
 /**
@@ -185,4 +186,20 @@ export async function withOvs<T>(fn: (ovs: Ovs) => T | Promise<T>): Promise<T> {
   } finally {
     ovs.stop();
   }
+}
+
+/**
+ * A private Open vSwitch for the describe block that calls this: started before its tests,
+ * stopped after them. The getter fails a test that runs when it could not start.
+ */
+export function ovsForSuite(options: OvsOptions = {}): () => Ovs {
+  let ovs: (Ovs & { stop(): void }) | undefined;
+  beforeAll(() => {
+    ovs = startOvs(options);
+  });
+  afterAll(() => ovs?.stop());
+  return () => {
+    if (!ovs) throw new Error('Open vSwitch did not start');
+    return ovs;
+  };
 }
