@@ -14,6 +14,7 @@ import { tempDir } from './helpers/diff-nft.js';
 import { kproxc } from './helpers/kproxc.js';
 import { applyBundle, compileBundle, dumps } from './helpers/ovs-diff.js';
 import { sleepMs, startOvs, type Ovs } from './helpers/ovs.js';
+import { oneNodeListHead } from './helpers/conntrack-snapshot.js';
 
 const NODE = '192.168.1.1';
 const DNS = { ip: '10.96.0.10', port: 53, nodePort: 30053, endpoints: ['10.180.0.1', '10.180.0.2'] };
@@ -29,20 +30,7 @@ function snapshot(dnsEndpoints: string[], lateEndpoints: string[]): string {
   addressType: IPv4
   ports: [{name: dns, port: 5353, protocol: UDP}]
   endpoints: [${ips.map((ip) => `{addresses: [${ip}], conditions: {ready: true}, nodeName: node-1}`).join(', ')}]`;
-  return `apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-mode: nftables
-hostnameOverride: node-1
-clusterCIDR: 10.0.0.0/8
-detectLocalMode: ClusterCIDR
----
-apiVersion: v1
-kind: List
-items:
-- apiVersion: v1
-  kind: Node
-  metadata: {name: node-1}
-  status: {addresses: [{type: InternalIP, address: ${NODE}}]}
+  return `${oneNodeListHead(NODE)}
 - apiVersion: v1
   kind: Service
   metadata: {name: dns, namespace: kube-system}

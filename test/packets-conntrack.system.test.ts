@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { kproxc } from './helpers/kproxc.js';
 import { LAB, PacketLab } from './helpers/packet-lab.js';
+import { oneNodeListHead } from './helpers/conntrack-snapshot.js';
 
 const DNS = { ip: '10.96.0.10', endpoints: ['10.180.0.1', '10.180.0.2'] };
 const LATE = { ip: '10.96.0.20', endpoint: '10.180.0.3' };
@@ -32,20 +33,7 @@ function snapshot(dnsEndpoints: string[], lateEndpoints: string[], fresh = false
   kind: Service
   metadata: {name: ${svc}, namespace: ${ns}}
   spec: {type: ClusterIP, clusterIP: ${ip}, clusterIPs: [${ip}], ipFamilies: [IPv4], ports: [{name: dns, port: ${PORT}, protocol: UDP, targetPort: ${PORT}}]}`;
-  return `apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-mode: nftables
-hostnameOverride: node-1
-clusterCIDR: 10.0.0.0/8
-detectLocalMode: ClusterCIDR
----
-apiVersion: v1
-kind: List
-items:
-- apiVersion: v1
-  kind: Node
-  metadata: {name: node-1}
-  status: {addresses: [{type: InternalIP, address: ${LAB.nodeIPs[0]}}]}
+  return `${oneNodeListHead(LAB.nodeIPs[0])}
 ${service('dns', 'kube-system', DNS.ip)}
 ${slice('dns', 'kube-system', dnsEndpoints)}
 ${service('late', 'default', LATE.ip)}
