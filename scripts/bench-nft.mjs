@@ -91,12 +91,17 @@ function run(ns, args, { timed = false } = {}) {
   });
 }
 
-/** One `nft -f FILE` under GNU time: wall and CPU seconds, and the load average then. */
+/**
+ * One `nft -f FILE` under GNU time: wall seconds (measured here, finer than GNU time's
+ * hundredths), CPU seconds (GNU time's, in hundredths), and the load average then.
+ */
 async function timedLoad(ns, file) {
+  const t = process.hrtime.bigint();
   const r = await run(ns, ['nft', '-f', file], { timed: true });
+  const wall = Number(process.hrtime.bigint() - t) / 1e9;
   const m = /@time (\S+) (\S+) (\S+)\s*$/.exec(r.stderr);
   if (r.status !== 0 || !m) throw new Error(`nft -f ${file} failed in ${ns} (${r.status}):\n${r.stderr.slice(0, 4000)}`);
-  return { wall: Number(m[1]), cpu: Number(m[2]) + Number(m[3]), load: Number(os.loadavg()[0].toFixed(2)) };
+  return { wall: Number(wall.toFixed(4)), cpu: Number((Number(m[2]) + Number(m[3])).toFixed(2)), load: Number(os.loadavg()[0].toFixed(2)) };
 }
 
 const sha = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
@@ -212,7 +217,11 @@ export function loadRows(size, layouts) {
   const ratios = [];
   if (kp && fl) {
     for (const mode of MODES) {
-      const by = (key) => median(kp.runs.map((r, i) => r[mode][key] / fl.runs[i][mode][key]));
+      // A tiny table's CPU can round to 0 in GNU time's hundredths: no ratio from that run.
+      const by = (key) => {
+        const q = kp.runs.map((r, i) => r[mode][key] / fl.runs[i][mode][key]).filter(Number.isFinite);
+        return q.length ? median(q) : null;
+      };
       ratios.push({ size, mode, wall: by('wall'), cpu: by('cpu') });
     }
   }
@@ -231,7 +240,7 @@ export async function liveListing(dir, tag, file, mayLoad) {
   return withNamespace(async (ns) => writeListing(dir, tag, hash, ns, await timedLoad(ns, file)));
 }
 
-const times = (x) => `${x.toFixed(x < 10 ? 2 : 1)}x`;
+const times = (x) => (x === null ? 'no ratio (under 0.01 s)' : `${x.toFixed(x < 10 ? 2 : 1)}x`);
 
 /** The loads as a table: a row per layout and mode, then kube-proxy / fast-load per mode. */
 export function formatLoads(rows, ratios, skipped) {
