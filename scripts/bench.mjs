@@ -171,7 +171,7 @@ async function benchSize(o, size, rows, loads) {
     }
     if (o.nft && size <= o.nftMax) {
       if (!loaded) {
-        live = await nftLoads(o, size, input, loads);
+        live = await nftLoads(o, size, input, nftOut, loads);
         loaded = true;
       }
       const moved = snapshot(o.dir, size, format, true);
@@ -185,8 +185,9 @@ async function benchSize(o, size, rows, loads) {
  * Compiles the snapshot in each chosen layout and times nft loading each, fresh and as a
  * replace (scripts/bench-nft.mjs); returns the kube-proxy layout's live listing for the
  * diff, or undefined when that layout is not loaded and its listing is not cached.
+ * `compiled` is the default compile's output, the kube-proxy layout.
  */
-async function nftLoads(o, size, input, loads) {
+async function nftLoads(o, size, input, compiled, loads) {
   const tag = `${size}x${ENDPOINTS}`;
   const ruleset = (layout) => {
     const file = path.join(o.dir, 'out', `layout-${size}.${layout}.nft`);
@@ -201,8 +202,7 @@ async function nftLoads(o, size, input, loads) {
   if (live) return live;
   // The diff reads the kube-proxy layout's listing: loaded for it alone only when that
   // layout is among --layouts (its cached runs left no listing behind).
-  const kp = o.layouts.includes('kube-proxy') ? files.find(([l]) => l === 'kube-proxy')[1] : ruleset('kube-proxy');
-  const listing = await liveListing(o.dir, tag, kp, o.layouts.includes('kube-proxy'));
+  const listing = await liveListing(o.dir, tag, compiled, o.layouts.includes('kube-proxy'));
   if (!listing) loads.skipped.push({ size, what: 'diff (1 endpoint moved)', why: 'it reads the kube-proxy layout\'s live listing: not in --layouts, and none cached' });
   return listing;
 }
