@@ -119,8 +119,8 @@ function perFamily<T>(
 }
 
 /** One table per IP family, with every rule's statements (JSON output, tracing). */
-export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[]): TableContents[] {
-  return perFamily(model, tableName, warnings, compileFamilyTable);
+export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[], layout?: Layout): TableContents[] {
+  return perFamily(model, tableName, warnings, compileFamilyTable, layout);
 }
 
 /** One table per IP family, its rules kept printed: what the diff compares and prints. */

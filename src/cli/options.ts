@@ -93,7 +93,7 @@ function snapshotOptionsFrom(o: SnapshotFlags): SnapshotOptions {
   return { compile: compileOptionsFrom(o), tableName, strict: o.strict === true };
 }
 
-/** --layout of compile and diff: kube-proxy's nftables layout, or fast-load (docs/fast-load.md). */
+/** --layout of compile, diff and trace: kube-proxy's nftables layout, or fast-load (docs/fast-load.md). */
 function layoutOption(): Option {
   return new Option('--layout <layout>', 'nftables layout: kube-proxy, or fast-load (the same behaviour, loaded many times faster)')
     .choices([...LAYOUTS])
@@ -237,6 +237,7 @@ export interface TraceFlags extends SnapshotFlags {
   fromNode?: boolean;
   packets?: string;
   backend: TraceBackendName;
+  layout: Layout;
   json?: boolean;
 }
 
@@ -252,12 +253,15 @@ export function addTraceOptions(cmd: Command): Command {
       .option('--from-node', 'trace a packet the node sends itself (output hook) instead of one arriving at it')
       .option('--packets <file>', 'a JSON array of {sourceIP, destIP, destPort, protocol} to trace')
       .addOption(new Option('--backend <backend>', 'which compiled rules to walk').choices(['nftables', 'ovs']).default('nftables'))
+      .addOption(layoutOption())
       .option('--json', 'one JSON object per packet, one per line'),
   );
 }
 
 export interface TraceCommandOptions extends SnapshotOptions {
   backend: TraceBackendName;
+  /** The nftables layout to compile and walk. */
+  layout: Layout;
   /** The one packet the flags describe, or the file that lists many. */
   packets: { packet: TracePacket } | { file: string };
   json: boolean;
@@ -265,7 +269,8 @@ export interface TraceCommandOptions extends SnapshotOptions {
 
 export function traceOptionsFrom(o: TraceFlags): TraceCommandOptions {
   const snapshot = snapshotOptionsFrom(o);
-  return { ...snapshot, backend: o.backend, packets: packetsFrom(o), json: o.json === true };
+  if (o.backend === 'ovs' && o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+  return { ...snapshot, backend: o.backend, layout: o.layout, packets: packetsFrom(o), json: o.json === true };
 }
 
 function packetsFrom(o: TraceFlags): TraceCommandOptions['packets'] {

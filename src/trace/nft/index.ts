@@ -87,7 +87,7 @@ function traceOne(t: FamilyTracer | undefined, packet: TracePacket): TraceResult
 export function prepareNftablesTrace(files: InputFile[], opts: TraceOptions): PreparedTracer {
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
-  const tables = compileTables(model, opts.tableName, warnings);
+  const tables = compileTables(model, opts.tableName, warnings, opts.layout);
   failOnWarnings(opts.strict, warnings);
   const byFamily = new Map<number, FamilyTracer>();
   model.families.forEach((m, i) => {
