@@ -1,0 +1,80 @@
+// The two nftables layouts trace alike: every golden fixture, with packets derived from its
+// snapshot (each Service address and port from outside, a Pod, the node and the Service's
+// own endpoints, NodePorts on every node address, external and load-balancer IPs from
+// allowed and refused sources, an unused port, an unallocated Service address), and every
+// packet of kube-proxy's packet expectations. For each packet, the branches' outcomes
+// (verdict, endpoint, masquerade, affinity written) must be the same multiset.
+import * as path from 'node:path';
+import * as fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { formatIP } from '../src/net/ip.js';
+import { listFixtures } from './helpers/fixtures.js';
+import { ROOT } from './helpers/kproxc.js';
+import { compareLayouts, derivedPackets, layoutPair, type LayoutPair } from './helpers/layout-trace.js';
+import { parseArgsToOptions } from './helpers/options.js';
+import { fixtureArgs, fixtureText } from './helpers/fixtures.js';
+import { flowDir, packetOf, readFlows } from './helpers/trace.js';
+import type { TracePacket } from '../src/trace/packet.js';
+
+const label = (p: TracePacket) => `${p.protocol} ${formatIP(p.src)} -> ${formatIP(p.dst)}:${p.dport}${p.iif ? ` iif ${p.iif}` : ''}${p.fromNode ? ' from the node' : ''}`;
+
+/** Traces every packet in both layouts; returns how many branches were compared, and what was seen. */
+function checkAll(pair: LayoutPair, packets: TracePacket[], where: string): { branches: number; verdicts: Set<string> } {
+  let branches = 0;
+  tracedPackets += packets.length;
+  const verdicts = new Set<string>();
+  for (const p of packets) {
+    const { kubeProxy, fastLoad } = compareLayouts(pair, p);
+    expect(fastLoad, `${where}: ${label(p)}`).toEqual(kubeProxy);
+    branches += kubeProxy.length;
+    for (const o of kubeProxy) {
+      const b = JSON.parse(o) as { verdict: string; masquerade: boolean; affinity: string[] };
+      verdicts.add(b.verdict);
+      if (b.masquerade) verdicts.add('masquerade');
+      if (b.affinity.length) verdicts.add('affinity');
+    }
+  }
+  return { branches, verdicts };
+}
+
+const seen = new Set<string>();
+let compared = 0;
+let tracedPackets = 0;
+
+describe('kube-proxy and fast-load layouts trace alike', () => {
+  describe('every golden fixture, packets derived from its snapshot', () => {
+    for (const f of listFixtures()) {
+      it(f.name, () => {
+        const pair = layoutPair(f.file, f.text, parseArgsToOptions(f.args));
+        for (const m of pair.model.families) {
+          const packets = derivedPackets(m);
+          const r = checkAll(pair, packets, f.name);
+          compared += r.branches;
+          for (const v of r.verdicts) seen.add(v);
+        }
+      });
+    }
+  });
+
+  describe("every packet of kube-proxy's packet expectations", () => {
+    const dir = flowDir(ROOT);
+    for (const file of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+      it(file, () => {
+        for (const c of readFlows(path.join(dir, file)).cases) {
+          const snapshot = path.join(dir, c.snapshot);
+          const text = fixtureText(snapshot);
+          const pair = layoutPair(snapshot, text, parseArgsToOptions([...fixtureArgs(text), ...(c.args ?? [])]));
+          const r = checkAll(pair, c.packets.map(packetOf), c.snapshot);
+          compared += r.branches;
+          for (const v of r.verdicts) seen.add(v);
+        }
+      });
+    }
+  });
+
+  it('compared every kind of outcome', () => {
+    expect([...seen].sort()).toEqual(['affinity', 'dnat', 'drop', 'masquerade', 'none', 'reject']);
+    expect(tracedPackets).toBeGreaterThan(1000);
+    expect(compared).toBeGreaterThan(1500);
+  });
+});
