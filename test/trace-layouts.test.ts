@@ -4,17 +4,16 @@
 // allowed and refused sources, an unused port, an unallocated Service address), and every
 // packet of kube-proxy's packet expectations. For each packet, the branches' outcomes
 // (verdict, endpoint, masquerade, affinity written) must be the same multiset.
-import * as path from 'node:path';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatIP } from '../src/net/ip.js';
-import { listFixtures } from './helpers/fixtures.js';
+import type { TracePacket } from '../src/trace/packet.js';
+import { fixtureArgs, fixtureText, listFixtures } from './helpers/fixtures.js';
 import { ROOT } from './helpers/kproxc.js';
 import { compareLayouts, derivedPackets, layoutPair, type LayoutPair } from './helpers/layout-trace.js';
 import { parseArgsToOptions } from './helpers/options.js';
-import { fixtureArgs, fixtureText } from './helpers/fixtures.js';
 import { flowDir, packetOf, readFlows } from './helpers/trace.js';
-import type { TracePacket } from '../src/trace/packet.js';
 
 const label = (p: TracePacket) => `${p.protocol} ${formatIP(p.src)} -> ${formatIP(p.dst)}:${p.dport}${p.iif ? ` iif ${p.iif}` : ''}${p.fromNode ? ' from the node' : ''}`;
 
