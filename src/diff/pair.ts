@@ -21,11 +21,24 @@ export function sameSpec(a: BaseChainSpec, b: BaseChainSpec): boolean {
 
 export const policyOf = (b: BaseChainSpec) => b.policy ?? 'accept';
 
-/** Set definitions as the listing shows them: without "dynamic" (nft 1.0.6 never lists it). */
+/** nft gives a set that an `update` statement writes, declared without a size, this one. */
+const DYNAMIC_DEFAULT_SIZE = 65535;
+
+/**
+ * Set definitions as the listing shows them: without "dynamic" (nft 1.0.6 never lists it),
+ * and with the size nft gives a set an `update` writes when it has none of its own.
+ */
 function sameDefinition(a: NftSet, b: NftSet): boolean {
   const flags = (s: NftSet) => (s.flags ?? []).filter((f) => f !== 'dynamic').sort();
+  const size = (s: NftSet) => (s.size === DYNAMIC_DEFAULT_SIZE ? null : (s.size ?? null));
   const same = (x: string[], y: string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
-  return a.kind === b.kind && (a.comment ?? null) === (b.comment ?? null) && same(a.keyType, b.keyType) && same(flags(a), flags(b));
+  return (
+    a.kind === b.kind &&
+    (a.comment ?? null) === (b.comment ?? null) &&
+    size(a) === size(b) &&
+    same(a.keyType, b.keyType) &&
+    same(flags(a), flags(b))
+  );
 }
 
 

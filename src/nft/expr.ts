@@ -17,7 +17,8 @@ export type Expr =
   | { t: 'fib'; flag: 'saddr' | 'daddr'; result: 'type' }
   | { t: 'concat'; parts: Expr[] }
   | { t: 'and'; left: Expr; mask: number }
-  | { t: 'numgen'; mod: number };
+  /** `numgen random mod K [offset C]`; with mod 1 it is the constant C (a key part no lookup can otherwise hold). */
+  | { t: 'numgen'; mod: number; offset?: number };
 
 /** Right-hand values of a match. */
 export type Value =
@@ -37,7 +38,7 @@ export type Stmt =
   | { t: 'mark-set'; op: 'or' | 'xor'; value: number }
   | { t: 'masquerade'; fullyRandom: boolean }
   | { t: 'dnat'; ip: IP; port: number }
-  | { t: 'update'; set: string; key: Expr }
+  | { t: 'update'; set: string; key: Expr; timeoutSeconds?: number }
   | { t: 'reject' };
 
 // Small constructors, so that backends read like the rules they make.

@@ -46,7 +46,11 @@ export function readExpr(j: Json): Expr | null {
     const left = readExpr(and[0]);
     return left ? { t: 'and', left, mask: and[1] } : null;
   }
-  if (isObj(j.numgen) && j.numgen.mode === 'random' && typeof j.numgen.mod === 'number') return { t: 'numgen', mod: j.numgen.mod };
+  if (isObj(j.numgen) && j.numgen.mode === 'random' && typeof j.numgen.mod === 'number') {
+    const offset = j.numgen.offset ?? 0;
+    if (typeof offset !== 'number') return null;
+    return offset === 0 ? { t: 'numgen', mod: j.numgen.mod } : { t: 'numgen', mod: j.numgen.mod, offset };
+  }
   return null;
 }
 

@@ -28,7 +28,7 @@ export function exprJson(e: Expr): Json {
     case 'and':
       return { '&': [exprJson(e.left), e.mask] };
     case 'numgen':
-      return { numgen: { mode: 'random', mod: e.mod, offset: 0 } };
+      return { numgen: { mode: 'random', mod: e.mod, offset: e.offset ?? 0 } };
   }
 }
 
@@ -98,6 +98,7 @@ export function setJson(s: NftSet, table: { family: Family; name: string }): Jso
     type: s.keyType.length === 1 ? s.keyType[0] : s.keyType,
   };
   if (s.kind === 'map') body.map = 'verdict';
+  if (s.size !== undefined) body.size = s.size;
   const flags = (s.flags ?? []).filter((f) => f !== 'dynamic');
   if (flags.length) body.flags = flags;
   if (s.timeoutSeconds !== undefined) body.timeout = s.timeoutSeconds;

@@ -2,7 +2,7 @@
 // references), so a malformed object is our bug and fails loudly before anything prints.
 import { InternalError } from '../diag/diagnostic.js';
 import type { IP } from '../net/ip.js';
-import type { Family, Stmt, Verdict } from './expr.js';
+import type { Expr, Family, Stmt, Verdict } from './expr.js';
 
 export type { Family };
 
@@ -47,13 +47,19 @@ export interface Chain {
   comment?: string;
 }
 
-export type DataType = 'ipv4_addr' | 'ipv6_addr' | 'inet_proto' | 'inet_service';
+/** 'integer' is what nft lists for a key part declared by `typeof` with an expression of no type name (numgen). */
+export type DataType = 'ipv4_addr' | 'ipv6_addr' | 'inet_proto' | 'inet_service' | 'integer';
 
 export interface NftSet {
   name: string;
   /** 'set' holds keys; 'map' maps keys to verdicts. */
   kind: 'set' | 'map';
+  /** The key's types as the JSON listing shows them (what the diff compares). */
   keyType: DataType[];
+  /** Declared by `typeof EXPR` instead of `type ...` (text only: nft 1.0.6's JSON cannot declare it). */
+  typeof?: Expr;
+  /** The most elements it may hold; the kernel's default when absent. */
+  size?: number;
   flags?: ('dynamic' | 'timeout' | 'interval')[];
   timeoutSeconds?: number;
   comment?: string;

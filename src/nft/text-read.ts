@@ -90,9 +90,17 @@ function primary(t: Tokens): Expr {
     case 'numgen':
       t.expect('random');
       t.expect('mod');
-      return { t: 'numgen', mod: number(t.next()) };
+      return numgenRest(t, number(t.next()));
   }
   throw NOT_OURS;
+}
+
+/** A numgen's optional `offset C` (0 is printed without it). */
+function numgenRest(t: Tokens, mod: number): Expr {
+  if (t.peek() !== 'offset') return { t: 'numgen', mod };
+  t.next();
+  const offset = number(t.next());
+  return offset === 0 ? { t: 'numgen', mod } : { t: 'numgen', mod, offset };
 }
 
 /** `a . b . c`, then an optional `and MASK`. */

@@ -94,6 +94,10 @@ export function writeExpr(o: TextOut, e: Expr): void {
     case 'numgen':
       o.str('numgen random mod ');
       o.num(e.mod);
+      if (e.offset) {
+        o.str(' offset ');
+        o.num(e.offset);
+      }
       return;
   }
 }
@@ -211,10 +215,20 @@ export const elementText = (e: Element, forAdd: boolean): string => printed((o) 
 
 /** `{ type ... ; flags ... ; timeout Ns ; comment "..." ; }` */
 export function writeSetSpec(o: TextOut, s: NftSet): void {
-  o.str('{ type ');
-  o.str(s.keyType.join(' . '));
+  if (s.typeof) {
+    o.str('{ typeof ');
+    writeExpr(o, s.typeof);
+  } else {
+    o.str('{ type ');
+    o.str(s.keyType.join(' . '));
+  }
   if (s.kind === 'map') o.str(' : verdict');
   o.str(' ;');
+  if (s.size !== undefined) {
+    o.str(' size ');
+    o.num(s.size);
+    o.str(' ;');
+  }
   if (s.flags?.length) {
     o.str(' flags ');
     o.str(s.flags.join(','));

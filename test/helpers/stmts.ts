@@ -37,6 +37,8 @@ const leafExprArb: fc.Arbitrary<Expr> = fc.oneof(
   fc.constant<Expr>({ t: 'ct', key: 'state' }),
   fc.record({ t: fc.constant('fib' as const), flag: fc.constantFrom('saddr', 'daddr') as fc.Arbitrary<'saddr'>, result: fc.constant('type' as const) }),
   fc.integer({ min: 1, max: 64 }).map((mod): Expr => ({ t: 'numgen', mod })),
+  // A constant in a key (fast-load's affinity set): offsets below 2^31, as kproxc writes them.
+  fc.integer({ min: 1, max: 0x7fffffff }).map((offset): Expr => ({ t: 'numgen', mod: 1, offset })),
 );
 
 const exprArb: fc.Arbitrary<Expr> = fc.oneof(
@@ -96,7 +98,9 @@ export const stmtArbs: { [K in Stmt['t']]: fc.Arbitrary<StmtOf<K>> } = {
     .map(([op, value]): StmtOf<'mark-set'> => ({ t: 'mark-set', op, value })),
   masquerade: fc.boolean().map((fullyRandom): StmtOf<'masquerade'> => ({ t: 'masquerade', fullyRandom })),
   dnat: fc.tuple(fc.oneof(ipv4Arb, ipv6Arb), fc.integer({ min: 0, max: 65535 })).map(([ip, port]): StmtOf<'dnat'> => ({ t: 'dnat', ip, port })),
-  update: fc.tuple(nameArb, exprArb).map(([set, key]): StmtOf<'update'> => ({ t: 'update', set, key })),
+  update: fc
+    .tuple(nameArb, exprArb, fc.option(fc.integer({ min: 1, max: 86400 }), { nil: undefined }))
+    .map(([set, key, timeoutSeconds]): StmtOf<'update'> => (timeoutSeconds === undefined ? { t: 'update', set, key } : { t: 'update', set, key, timeoutSeconds })),
   reject: fc.constant<StmtOf<'reject'>>({ t: 'reject' }),
 };
 

@@ -68,6 +68,7 @@ describe('reading real nft 1.0.6 listings', () => {
       kind: 'set',
       keyType: ['ipv4_addr'],
       flags: ['timeout'],
+      size: 65535,
       timeoutSeconds: 300,
     });
   });

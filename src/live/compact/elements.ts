@@ -18,6 +18,7 @@ const PART: Record<DataType, RegExp> = {
   ipv6_addr: sticky('"([0-9a-f:.]{2,45})"'),
   inet_proto: sticky('"(tcp|udp|sctp)"'),
   inet_service: sticky('(0|[1-9][0-9]{0,4})'),
+  integer: sticky('(?!)'), // only the fast-load affinity set's, whose members are never read
 };
 const VERDICT = sticky('\\{"(?:(jump|goto)": \\{"target": "([A-Za-z_.][A-Za-z0-9_./-]*)"\\}|(drop|accept|return)": null)\\}');
 const COMMENT = sticky(', "comment": "([^"\\\\\\x00-\\x1f]*)"\\}\\}');
@@ -127,6 +128,8 @@ class ElementReader {
         return { text: v, part: { t: 'proto', name: v as 'tcp' | 'udp' | 'sctp' } };
       case 'inet_service':
         return Number(v) > 65535 ? null : { text: v, part: { t: 'port', n: Number(v) } };
+      case 'integer':
+        return null;
     }
   }
 }

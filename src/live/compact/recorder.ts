@@ -243,7 +243,11 @@ export class Recorder {
       const mod = this.hole(INT);
       // Compared with a number, as a port is (`numgen random mod K 0`: fast-load's endpoint choice).
       this.left = Left.Port;
-      return mod !== null && this.lit(', "offset": 0}}') ? ['numgen random mod ', { hole: mod, as: 'raw' }] : null;
+      if (mod === null || !this.lit(', "offset": ')) return null;
+      if (this.lit('0}}')) return ['numgen random mod ', { hole: mod, as: 'raw' }];
+      // `numgen random mod 1 offset C`: a constant in a key (fast-load's affinity set).
+      const offset = this.hole(INT);
+      return offset !== null && this.lit('}}') ? ['numgen random mod ', { hole: mod, as: 'raw' }, ' offset ', { hole: offset, as: 'raw' }] : null;
     }
     if (this.lit('{"concat": [')) {
       const text = this.list(() => this.expr(), ' . ');

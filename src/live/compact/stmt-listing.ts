@@ -86,10 +86,20 @@ export const STMT_LISTING: { [K in Stmt['t']]: ListingReader } = {
   },
   update(r) {
     if (!r.lit('{"op": "update", "elem": ')) return null;
+    // With its own timeout the key is wrapped: {"elem": {"val": KEY, "timeout": N}}.
+    const ownTimeout = r.lit('{"elem": {"val": ');
     const key = r.expr();
-    if (key === null || !r.lit(', "set": "@')) return null;
+    if (key === null) return null;
+    let timeout: Part[] = [];
+    if (ownTimeout) {
+      if (!r.lit(', "timeout": ')) return null;
+      const seconds = r.hole(INT);
+      if (seconds === null || !r.lit('}}')) return null;
+      timeout = [' timeout ', { hole: seconds, as: 'raw' }, 's'];
+    }
+    if (!r.lit(', "set": "@')) return null;
     const set = r.hole(NAME);
-    return set !== null && r.lit('"}}') ? ['update @', { hole: set, as: 'raw' }, ' { ', ...key, ' }'] : null;
+    return set !== null && r.lit('"}}') ? ['update @', { hole: set, as: 'raw' }, ' { ', ...key, ...timeout, ' }'] : null;
   },
   reject: (r) => (r.lit(`{"type": "${r.family === 'ip6' ? 'icmpv6' : 'icmp'}", "expr": "port-unreachable"}}`) ? ['reject'] : null),
 };
