@@ -4,15 +4,15 @@
 // cluster put through random changes (types, traffic policies, affinity, source ranges,
 // UDP ports, endpoints moved), and the cross-checks' clusters (terminating and
 // not-serving endpoints, internal policy, external IPs). Packets are drawn from those
-// worth sending at the cluster (test/helpers/layout-trace.ts), with a random source or
-// protocol now and then.
+// worth sending at the cluster (test/helpers/layout-trace.ts), some from a client that
+// already has affinity to an endpoint, with a random source or protocol now and then.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseIP } from '../src/net/ip.js';
-import type { L4Protocol, TracePacket } from '../src/trace/packet.js';
+import { hostPort, type L4Protocol, type TracePacket } from '../src/trace/packet.js';
 import { applyChange, changeArb, initialCluster, snapshot } from './helpers/cluster-changes.js';
 import { fcParams } from './helpers/fc-runs.js';
-import { compareLayouts, derivedPackets, layoutPair } from './helpers/layout-trace.js';
+import { affinityPackets, compareLayouts, derivedPackets, endpointsOf, layoutPair } from './helpers/layout-trace.js';
 import { randomCluster } from './helpers/random-cluster.js';
 
 const clusterArb = fc.oneof(
@@ -33,10 +33,14 @@ const packetArb = fc.record({
 describe('kube-proxy and fast-load layouts trace alike', () => {
   it('random clusters, random packets', () => {
     let traced = 0;
+    let sticky = 0;
     fc.assert(
       fc.property(clusterArb, fc.array(packetArb, { minLength: 1, maxLength: 12 }), (yaml, specs) => {
         const pair = layoutPair('random.yaml', yaml, {});
-        const pool = pair.model.families.flatMap(derivedPackets);
+        const pool = pair.model.families.flatMap((m) => {
+          const derived = derivedPackets(m);
+          return [...derived, ...affinityPackets(m, derived)];
+        });
         for (const s of specs) {
           const base = pool[s.pick % pool.length];
           const p: TracePacket = { ...base, ...(s.src !== null ? { src: parseIP(s.src)!, fromNode: undefined } : {}), ...(s.protocol !== null ? { protocol: s.protocol } : {}) };
@@ -45,10 +49,18 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
           const { kubeProxy, fastLoad } = compareLayouts(pair, p);
           expect(fastLoad).toEqual(kubeProxy);
           traced++;
+          if (!p.affinity) continue;
+          // A client with affinity to E, whose first connection could reach E, reaches E only.
+          const e = hostPort(p.affinity.ip, p.affinity.port);
+          if (endpointsOf(compareLayouts(pair, { ...p, affinity: undefined }).kubeProxy).includes(e)) {
+            expect(endpointsOf(kubeProxy)).toEqual([e]);
+            sticky++;
+          }
         }
       }),
       fcParams(300),
     );
     expect(traced).toBeGreaterThan(0);
+    expect(sticky).toBeGreaterThan(0);
   });
 });

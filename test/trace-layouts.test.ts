@@ -8,14 +8,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatIP } from '../src/net/ip.js';
-import type { TracePacket } from '../src/trace/packet.js';
+import { hostPort, type TracePacket } from '../src/trace/packet.js';
 import { fixtureArgs, fixtureText, listFixtures } from './helpers/fixtures.js';
 import { ROOT } from './helpers/kproxc.js';
-import { compareLayouts, derivedPackets, layoutPair, type LayoutPair } from './helpers/layout-trace.js';
+import { affinityPackets, compareLayouts, derivedPackets, endpointsOf, layoutPair, type LayoutPair } from './helpers/layout-trace.js';
 import { parseArgsToOptions } from './helpers/options.js';
 import { flowDir, packetOf, readFlows } from './helpers/trace.js';
 
-const label = (p: TracePacket) => `${p.protocol} ${formatIP(p.src)} -> ${formatIP(p.dst)}:${p.dport}${p.iif ? ` iif ${p.iif}` : ''}${p.fromNode ? ' from the node' : ''}`;
+const label = (p: TracePacket) =>
+  `${p.protocol} ${formatIP(p.src)} -> ${formatIP(p.dst)}:${p.dport}${p.iif ? ` iif ${p.iif}` : ''}${p.fromNode ? ' from the node' : ''}${p.affinity ? ` affinity ${hostPort(p.affinity.ip, p.affinity.port)}` : ''}`;
 
 /** Traces every packet in both layouts; returns how many branches were compared, and what was seen. */
 function checkAll(pair: LayoutPair, packets: TracePacket[], where: string): { branches: number; verdicts: Set<string> } {
@@ -36,6 +37,23 @@ function checkAll(pair: LayoutPair, packets: TracePacket[], where: string): { br
   return { branches, verdicts };
 }
 
+/**
+ * A client with affinity to endpoint E, whose first connection could have reached E,
+ * reaches E and nothing else, in both layouts.
+ */
+function checkSticky(pair: LayoutPair, packets: TracePacket[], where: string): void {
+  for (const p of packets) {
+    const e = hostPort(p.affinity!.ip, p.affinity!.port);
+    const fresh = endpointsOf(compareLayouts(pair, { ...p, affinity: undefined }).kubeProxy);
+    if (!fresh.includes(e)) continue;
+    const { kubeProxy, fastLoad } = compareLayouts(pair, p);
+    expect(endpointsOf(kubeProxy), `${where}: ${label(p)} with affinity to ${e}`).toEqual([e]);
+    expect(endpointsOf(fastLoad), `${where}: ${label(p)} with affinity to ${e}`).toEqual([e]);
+    stickyChecked++;
+  }
+}
+
+let stickyChecked = 0;
 const seen = new Set<string>();
 let compared = 0;
 let tracedPackets = 0;
@@ -47,9 +65,11 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
         const pair = layoutPair(f.file, f.text, parseArgsToOptions(f.args));
         for (const m of pair.model.families) {
           const packets = derivedPackets(m);
-          const r = checkAll(pair, packets, f.name);
+          const sticky = affinityPackets(m, packets);
+          const r = checkAll(pair, [...packets, ...sticky], f.name);
           compared += r.branches;
           for (const v of r.verdicts) seen.add(v);
+          checkSticky(pair, sticky, f.name);
         }
       });
     }
@@ -74,6 +94,7 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
   it('compared every kind of outcome', () => {
     expect([...seen].sort()).toEqual(['affinity', 'dnat', 'drop', 'masquerade', 'none', 'reject']);
     expect(tracedPackets).toBeGreaterThan(1000);
+    expect(stickyChecked).toBeGreaterThan(20);
     expect(compared).toBeGreaterThan(1500);
   });
 });

@@ -1,7 +1,9 @@
 // The fast-load layout's rule forms in the nftables evaluator: a random draw
 // (`numgen random mod K 0 <verdict>`) forks into the branch where it matched and the one
-// where the chain goes on, so that N such rules yield each of their N targets once; and a
-// firewall chain entered by goto, whose `return` resumes the base chain.
+// where the chain goes on, so that N such rules yield each of their N targets once; a
+// firewall chain entered by goto, whose `return` resumes the base chain; and session
+// affinity in kube-proxy's per-endpoint sets and in one table-wide set keyed by constants,
+// for a new client and for one that already has affinity.
 import { describe, expect, it } from 'vitest';
 import { uniformChoice } from '../src/backends/nftables/fast-load/selection.js';
 import { InternalError } from '../src/diag/diagnostic.js';
@@ -11,7 +13,9 @@ import type { BaseChainSpec } from '../src/nft/objects.js';
 import { TableBuilder, type TableContents } from '../src/nft/ruleset.js';
 import { compileProgram } from '../src/trace/nft/program.js';
 import type { PacketState } from '../src/trace/nft/state.js';
+import { seedAffinity } from '../src/trace/nft/affinity.js';
 import { compileStmt } from '../src/trace/nft/stmts.js';
+import { compileExpr, datumText } from '../src/trace/nft/values.js';
 import { walk } from '../src/trace/nft/walk.js';
 import type { Branch } from '../src/trace/result.js';
 
@@ -129,3 +133,75 @@ describe('a firewall chain of `ip saddr R return` rules, entered by goto', () =>
     for (const src of ['203.0.113.200', '10.0.0.2']) expect(trace(t, src)[0].verdict, src).toBe('drop');
   });
 });
+
+describe('session affinity in either form, with a client that already has it', () => {
+  // kube-proxy's form: a set per endpoint, keyed by the client. The table-wide form: one
+  // set keyed by the client and two constants standing for the endpoint (numgen random
+  // mod 1 offset C is C).
+  const concatKey = (c1: number, c2: number): Expr => ({ t: 'concat', parts: [saddr, { t: 'numgen', mod: 1, offset: c1 }, { t: 'numgen', mod: 1, offset: c2 }] });
+  const eps = [
+    { chain: 'e1', ip: '10.180.0.1', set: 'affinity-e1', c: [1035105866, 1697898561] },
+    { chain: 'e2', ip: '10.180.0.2', set: 'affinity-e2', c: [657763205, 2110844867] },
+  ];
+  function affinityTable(form: 'per-endpoint' | 'table-wide'): TableContents {
+    const b = new TableBuilder({ family: 'ip', name: 't' });
+    b.chain({ name: 'nat', base: NAT });
+    for (const e of eps) b.chain({ name: e.chain });
+    const key = (e: (typeof eps)[number]) => (form === 'per-endpoint' ? saddr : concatKey(e.c[0], e.c[1]));
+    const set = (e: (typeof eps)[number]) => (form === 'per-endpoint' ? e.set : 'affinity');
+    if (form === 'per-endpoint') for (const e of eps) b.set({ name: e.set, kind: 'set', keyType: ['ipv4_addr'], flags: ['dynamic', 'timeout'], timeoutSeconds: 300 });
+    else b.set({ name: 'affinity', kind: 'set', keyType: ['ipv4_addr', 'integer', 'integer'], typeof: concatKey(0, 0), size: 131070, flags: ['dynamic', 'timeout'], timeoutSeconds: 10800 });
+    for (const e of eps) b.rule({ chain: 'nat', stmts: [{ t: 'match', left: key(e), op: '==', right: { t: 'setref', name: set(e) } }, { t: 'verdict', v: { kind: 'goto', target: e.chain } }] });
+    const choice: [string, Stmt[]][] =
+      form === 'per-endpoint'
+        ? [['nat', [{ t: 'numgen-vmap', mod: 2, targets: eps.map((e) => ({ kind: 'goto' as const, target: e.chain })) }]]]
+        : uniformChoice(eps.map((e) => e.chain)).map((stmts) => ['nat', stmts]);
+    for (const [chain, stmts] of choice) b.rule({ chain, stmts });
+    for (const e of eps) {
+      b.rule({ chain: e.chain, stmts: [{ t: 'update', set: set(e), key: key(e), ...(form === 'table-wide' ? { timeoutSeconds: 300 } : {}) }] });
+      b.rule({ chain: e.chain, stmts: [dnat(e.ip)] });
+    }
+    return b.finish();
+  }
+
+  it('numgen random mod 1 offset C is the constant C, alone and in a concatenation', () => {
+    const s = state('10.0.0.7');
+    expect(compileExprValue({ t: 'numgen', mod: 1, offset: 42 }, s)).toBe('42');
+    expect(compileExprValue({ t: 'numgen', mod: 1 }, s)).toBe('0');
+    expect(compileExprValue(concatKey(7, 9), s)).toBe('10.0.0.7 . 7 . 9');
+  });
+
+  for (const form of ['per-endpoint', 'table-wide'] as const) {
+    it(`${form}: a new client reaches every endpoint, each writing its own key; one with affinity to e2 reaches e2 only`, () => {
+      const p = compileProgram(affinityTable(form));
+      const fresh = walk(p, env, state('10.0.0.7'), false);
+      expect(fresh.map((b) => b.endpoint)).toEqual(['10.180.0.1:8080', '10.180.0.2:8080']);
+      const want = (e: (typeof eps)[number]) => (form === 'per-endpoint' ? { set: e.set, key: '10.0.0.7' } : { set: 'affinity', key: `10.0.0.7 . ${e.c[0]} . ${e.c[1]}` });
+      expect(fresh.map((b) => b.affinity)).toEqual([[want(eps[0])], [want(eps[1])]]);
+
+      const packet = { protocol: 'tcp' as const, src: ip('10.0.0.7'), dst: ip('172.30.0.41'), sport: 40000, dport: 80, affinity: { ip: ip('10.180.0.2'), port: 8080 } };
+      const s = state('10.0.0.7');
+      expect(seedAffinity(p, env, packet, s)).toContain('session affinity to 10.180.0.2:8080');
+      const sticky = walk(p, env, s, false);
+      expect(sticky.map((b) => b.endpoint)).toEqual(['10.180.0.2:8080']);
+      // The hit path refreshes the element: the endpoint chain's update runs again.
+      expect(sticky[0].affinity).toEqual([want(eps[1])]);
+      // Another client has no affinity.
+      const other = state('10.0.0.8');
+      seedAffinity(p, env, { ...packet, src: ip('10.0.0.8') }, other);
+      const s2 = state('10.0.0.9');
+      s2.before = other.before;
+      expect(walk(p, env, s2, false)).toHaveLength(2);
+    });
+  }
+
+  it('refuses affinity to an address no endpoint chain DNATs to', () => {
+    const p = compileProgram(affinityTable('table-wide'));
+    const packet = { protocol: 'tcp' as const, src: ip('10.0.0.7'), dst: ip('172.30.0.41'), sport: 40000, dport: 80, affinity: { ip: ip('10.180.0.3'), port: 8080 } };
+    expect(() => seedAffinity(p, env, packet, state())).toThrow(/no endpoint chain/);
+  });
+});
+
+function compileExprValue(e: Expr, s: PacketState): string {
+  return datumText(compileExpr(e)(s, env)!);
+}

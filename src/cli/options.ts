@@ -6,7 +6,7 @@ import { UsageError } from '../diag/diagnostic.js';
 import type { CompileOptions } from '../model/options.js';
 import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
 import { LAYOUTS, type Layout } from '../backends/nftables/layout.js';
-import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, type L4Protocol, type TracePacket } from '../trace/packet.js';
+import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, parseHostPort, type L4Protocol, type TracePacket } from '../trace/packet.js';
 
 function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
@@ -235,6 +235,7 @@ export interface TraceFlags extends SnapshotFlags {
   proto: L4Protocol;
   iif?: string;
   fromNode?: boolean;
+  affinity?: string;
   packets?: string;
   backend: TraceBackendName;
   layout: Layout;
@@ -251,6 +252,7 @@ export function addTraceOptions(cmd: Command): Command {
       .addOption(new Option('--proto <protocol>', 'transport protocol').choices(['tcp', 'udp', 'sctp']).default('tcp'))
       .option('--iif <name>', 'the interface the packet arrives on (default: a Pod interface for Pod sources, else the node network)')
       .option('--from-node', 'trace a packet the node sends itself (output hook) instead of one arriving at it')
+      .option('--affinity <endpoint>', 'the client already has session affinity to this endpoint (IP:PORT): an earlier connection reached it')
       .option('--packets <file>', 'a JSON array of {sourceIP, destIP, destPort, protocol} to trace')
       .addOption(new Option('--backend <backend>', 'which compiled rules to walk').choices(['nftables', 'ovs']).default('nftables'))
       .addOption(layoutOption())
@@ -275,8 +277,9 @@ export function traceOptionsFrom(o: TraceFlags): TraceCommandOptions {
 
 function packetsFrom(o: TraceFlags): TraceCommandOptions['packets'] {
   if (o.packets === undefined) return { packet: packetFromFlags(o) };
-  const given = (['src', 'dst', 'dport', 'sport', 'iif', 'fromNode'] as const).filter((k) => o[k] !== undefined);
-  if (given.length) throw new UsageError(`--packets cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
+  const given = (['src', 'dst', 'dport', 'sport', 'iif', 'fromNode', 'affinity'] as const).filter((k) => o[k] !== undefined);
+  const flag = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (given.length) throw new UsageError(`--packets cannot be combined with ${given.map(flag).join(', ')}`);
   return { file: o.packets };
 }
 
@@ -305,6 +308,10 @@ function packetFromFlags(o: TraceFlags): TracePacket {
   if (mismatch) throw new UsageError(`--dst ${dst} ${mismatch}`);
   if (o.iif !== undefined && !IFNAME_RE.test(o.iif)) throw new UsageError('--iif: must be an interface name of 1 to 15 characters');
   if (o.iif !== undefined && o.fromNode === true) throw new UsageError('--iif and --from-node exclude each other: a packet the node sends arrives on no interface');
+  const affinity = o.affinity === undefined ? undefined : parseHostPort(o.affinity);
+  if (o.affinity !== undefined && !affinity) throw new UsageError('--affinity: must be an endpoint IP:PORT ([IP]:PORT for IPv6)');
+  if (affinity && affinity.ip.family !== srcIP.family) throw new UsageError(`--affinity: an IPv${affinity.ip.family} endpoint for an IPv${srcIP.family} packet`);
+  if (affinity && o.backend === 'ovs') throw new UsageError('--affinity applies to --backend nftables only: the ovs walk does not install learned affinity flows');
   return {
     protocol: o.proto,
     src: srcIP,
@@ -313,5 +320,6 @@ function packetFromFlags(o: TraceFlags): TracePacket {
     dport: portFlag('--dport', dport),
     ...(o.iif !== undefined ? { iif: o.iif } : {}),
     ...(o.fromNode === true ? { fromNode: true } : {}),
+    ...(affinity ? { affinity } : {}),
   };
 }

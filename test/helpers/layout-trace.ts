@@ -183,3 +183,30 @@ export function derivedPackets(m: FamilyModel): TracePacket[] {
   }
   return out;
 }
+
+/**
+ * For each Service port with ClientIP affinity and each of its first endpoints, the
+ * packets of `packets` addressed to that Service port, sent by a client that already has
+ * affinity to the endpoint.
+ */
+export function affinityPackets(m: FamilyModel, packets: TracePacket[]): TracePacket[] {
+  const out: TracePacket[] = [];
+  for (const sp of m.servicePorts) {
+    if (sp.affinityTimeout === undefined) continue;
+    const protocol = sp.id.protocol.toLowerCase();
+    const addressed = (p: TracePacket) =>
+      p.protocol === protocol &&
+      ((p.dport === sp.port && [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerVIPs].some((a) => formatIP(a) === formatIP(p.dst))) ||
+        (sp.nodePort !== 0 && p.dport === sp.nodePort && m.nodeIPs.some((a) => formatIP(a) === formatIP(p.dst))));
+    const mine = packets.filter(addressed);
+    for (const e of (m.endpoints.get(servicePortKey(sp.id)) ?? []).slice(0, 3)) {
+      for (const p of mine) out.push({ ...p, affinity: { ip: e.ip, port: e.port } });
+    }
+  }
+  return out;
+}
+
+/** The endpoints of a trace's outcomes (as `outcomes` gives them), in order, with repeats. */
+export function endpointsOf(outcomes: string[]): (string | null)[] {
+  return outcomes.map((o) => (JSON.parse(o) as { endpoint: string | null }).endpoint);
+}

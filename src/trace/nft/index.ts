@@ -11,6 +11,7 @@ import { cidrContains, formatIP, type IP } from '../../net/ip.js';
 import { traceBackends, type PreparedTracer, type TraceOptions } from '../backend.js';
 import type { TracePacket } from '../packet.js';
 import type { TraceResult } from '../result.js';
+import { seedAffinity } from './affinity.js';
 import { compileProgram, type Program } from './program.js';
 import { isLocalAddress, type NodeEnv, type PacketState } from './state.js';
 import { walk } from './walk.js';
@@ -82,7 +83,8 @@ function traceOne(t: FamilyTracer | undefined, packet: TracePacket): TraceResult
     added: new Map(),
     path: [],
   };
-  return { packet, origin: `${origin}; table ${family} ${t.program.table}`, branches: walk(t.program, t.env, state, sentByNode) };
+  const affinity = seedAffinity(t.program, t.env, packet, state);
+  return { packet, origin: `${origin}; table ${family} ${t.program.table}${affinity}`, branches: walk(t.program, t.env, state, sentByNode) };
 }
 
 /**

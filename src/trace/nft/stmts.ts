@@ -35,17 +35,18 @@ export interface TableIndex extends SetIndex {
 type StmtCompilers = { [K in Stmt['t']]: (st: Extract<Stmt, { t: K }>, t: TableIndex) => StmtFn };
 
 /**
- * `numgen random mod K N` (0 <= N < K): true for one draw in K. The walk does not pick: the
- * rule forks into a branch where the draw matched and one where it did not, so a chain of
- * such rules yields each of its targets once, as a `numgen ... vmap` does.
+ * `numgen random mod K [offset C] N` (C <= N < C+K, K > 1): true for one draw in K. The walk
+ * does not pick: the rule forks into a branch where the draw matched and one where it did
+ * not, so a chain of such rules yields each of its targets once, as a `numgen ... vmap` does.
  */
 function compileRandomMatch(st: Extract<Stmt, { t: 'match' }>): StmtFn | undefined {
   if (st.left.t !== 'numgen' || st.left.mod <= 1) return undefined;
   const { mod } = st.left;
-  if (st.op !== '==' || st.right.t !== 'num' || st.right.n >= mod) {
-    throw new InternalError(`numgen random mod ${mod} can only be traced compared with == to a value below ${mod}`);
+  const offset = st.left.offset ?? 0;
+  if (st.op !== '==' || st.right.t !== 'num' || st.right.n < offset || st.right.n >= offset + mod) {
+    throw new InternalError(`numgen random mod ${mod} can only be traced compared with == to one of its ${mod} values`);
   }
-  const action = `numgen random mod ${mod} ${st.right.n}: true for 1 draw in ${mod}; both outcomes are followed`;
+  const action = `numgen random mod ${mod} drew ${st.right.n} (1 draw in ${mod}); the other draws go on with the next rule`;
   return () => ({ t: 'split', action });
 }
 
@@ -101,7 +102,8 @@ const STMTS: StmtCompilers = {
       const added = s.added.get(st.set) ?? new Set<string>();
       added.add(k);
       s.added.set(st.set, added);
-      return { t: 'next', action: `update @${st.set}: ${k} is remembered (session affinity)` };
+      const timeout = st.timeoutSeconds !== undefined ? ` for ${st.timeoutSeconds}s` : '';
+      return { t: 'next', action: `update @${st.set}: ${k} is remembered${timeout} (session affinity)` };
     };
   },
   reject: () => () => ({ t: 'end', end: 'reject', action: 'reject' }),
