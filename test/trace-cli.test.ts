@@ -225,6 +225,11 @@ describe('kproxc trace --layout and --affinity', () => {
     expect(fl.code).toBe(0);
     expect(endpoints(fl.stdout)).toEqual(['10.180.0.1:80', '10.180.0.2:80']);
     expect(endpoints(fl.stdout)).toEqual(endpoints(kp.stdout));
+    // Each branch lists the affinity key its endpoint chain wrote: the client first, in either layout's form.
+    for (const out of [kp.stdout, fl.stdout]) {
+      const branches = (JSON.parse(out) as { branches: { affinity?: { set: string; key: string }[] }[] }).branches;
+      expect(branches.map((b) => b.affinity?.map((a) => a.key.split(' . ')[0]))).toEqual([['10.0.0.5'], ['10.0.0.5']]);
+    }
     const text = await kproxc(['trace', AFFINITY, ...svc1, '--layout', 'fast-load']);
     expect(text.stdout).toContain('numgen random mod 2 drew 0 (1 draw in 2); the other draws go on with the next rule');
     expect(text.stdout).not.toContain('vmap {');
