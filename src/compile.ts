@@ -114,8 +114,9 @@ function perFamily<T>(
   warnings: Diagnostic[],
   compileFamily: (m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]) => T,
   layout?: Layout,
+  format?: 'text' | 'json',
 ): T[] {
-  return model.families.map((m) => compileFamily(m, { tableName, layout }, warnings));
+  return model.families.map((m) => compileFamily(m, { tableName, layout, format }, warnings));
 }
 
 /** One table per IP family, with every rule's statements (JSON output, tracing). */
@@ -134,7 +135,7 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
   const tableName = opts.tableName ?? 'kube-proxy';
   // JSON output needs each rule's statements; text output needs only its text.
   if (opts.format === 'json') {
-    const tables = perFamily(model, tableName, warnings, compileFamilyTable, opts.layout);
+    const tables = perFamily(model, tableName, warnings, compileFamilyTable, opts.layout, 'json');
     failOnWarnings(opts.strict, warnings);
     return { output: transactionJson(fullReplace(tables)), warnings };
   }

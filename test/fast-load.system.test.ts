@@ -64,6 +64,20 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
   });
 });
 
+/**
+ * Seconds until the client's affinity element expires, in whichever dynamic set holds it
+ * (kube-proxy's per-endpoint sets, or the table-wide one whose key starts with the client).
+ */
+function clientExpiry(listing: string, client: string): number {
+  type Elem = { elem: { val: string | { concat: (string | number)[] }; expires?: number } };
+  const sets = (JSON.parse(listing) as { nftables: { set?: { elem?: Elem[] } }[] }).nftables.flatMap((x) => x.set?.elem ?? []);
+  // Only the members of sets with timeouts are objects with an expiry.
+  const timed = sets.filter((e) => typeof e === 'object' && e !== null && 'elem' in e);
+  const mine = timed.filter((e) => (typeof e.elem.val === 'string' ? e.elem.val : e.elem.val.concat[0]) === client);
+  expect(mine, listing).toHaveLength(1);
+  return mine[0].elem.expires!;
+}
+
 /** Sum over endpoints of (observed - expected)^2 / expected. */
 function chiSquare(counts: number[], n: number): number {
   const expected = n / counts.length;
@@ -92,6 +106,19 @@ describe.each(['kube-proxy', 'fast-load'])('real packets through the %s layout',
     const seen = lab.probe(paths.map((p) => ({ src: LAB.clientExternal, ...p, tries: 8 })));
     for (const s of seen) expect(s.verdict).toBe('dnat');
     expect(new Set(seen.flatMap((s) => s.endpoints)).size, JSON.stringify(seen.map((s) => s.raw))).toBe(1);
+  });
+
+  it('restarts the client\'s affinity timeout at each new connection, on the affinity path too', async () => {
+    const expiry = () => clientExpiry(lab.node.nft(['-j', 'list', 'ruleset']), LAB.clientExternal);
+    const before = expiry();
+    // The client is remembered for the 60 s of the Service's affinity, wherever it is kept.
+    expect(before).toBeGreaterThan(40);
+    expect(before).toBeLessThanOrEqual(60);
+    await new Promise((r) => setTimeout(r, 2500));
+    const waited = expiry();
+    expect(waited).toBeLessThanOrEqual(before - 2);
+    lab.probe([{ src: LAB.clientExternal, dst: '172.30.0.11', port: 80, tries: 1 }]);
+    expect(expiry()).toBeGreaterThan(waited + 1.5);
   });
 
   it('checks load-balancer source ranges', () => {

@@ -3,6 +3,7 @@
 // ranges, and those chosen with the same probabilities and checked with the same ranges.
 import { describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../scripts/gen-snapshot.mjs';
+import { AFFINITY_SET_SIZE, affinityConstants } from '../src/backends/nftables/fast-load/affinity.js';
 import { uniformChoice } from '../src/backends/nftables/fast-load/selection.js';
 import { kproxc } from './helpers/kproxc.js';
 
@@ -38,8 +39,31 @@ function choiceOdds(rules: string[]): Map<string, number> {
   return odds;
 }
 
-async function compile(yaml: string, layout: string): Promise<string> {
-  const r = await kproxc(['compile', '--layout', layout, '-'], yaml);
+/** kube-proxy's per-endpoint affinity sets' timeouts, by name. */
+function affinityTimeouts(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^\tset (affinity-\S+) \{ type ip6?_?\w* ; flags dynamic,timeout ; timeout (\d+)s ; \}$/gm)) out.set(m[1], Number(m[2]));
+  return out;
+}
+
+/**
+ * A kube-proxy rule as the fast-load layout writes it with its table-wide affinity set: the
+ * endpoint's set becomes two constants in the key, and its update carries the set's timeout.
+ */
+function withTableWideAffinity(rule: string, timeouts: Map<string, number>): string {
+  const key = (set: string, addr: string) => {
+    const [a, b] = affinityConstants(set);
+    return `${addr} . numgen random mod 1 offset ${a} . numgen random mod 1 offset ${b}`;
+  };
+  const lookup = /^(ip6? saddr) @(affinity-\S+) goto (\S+)$/.exec(rule);
+  if (lookup) return `${key(lookup[2], lookup[1])} @affinity goto ${lookup[3]}`;
+  const update = /^update @(affinity-\S+) \{ (ip6? saddr) \}$/.exec(rule);
+  if (update) return `update @affinity { ${key(update[1], update[2])} timeout ${timeouts.get(update[1])}s }`;
+  return rule;
+}
+
+async function compile(yaml: string, layout: string, format = 'text'): Promise<string> {
+  const r = await kproxc(['compile', '--layout', layout, '--format', format, '-'], yaml);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   return r.stdout;
@@ -67,10 +91,17 @@ describe('compile --layout fast-load', () => {
   it('keeps every chain and rule of kube-proxy but the endpoint choice and the source ranges', async () => {
     const kp = await compile(yaml, 'kube-proxy');
     const fl = await compile(yaml, 'fast-load');
-    // Everything outside the chains (sets, maps and their elements) is the same.
+    // Everything outside the chains (sets, maps and their elements) is the same, but the
+    // per-endpoint affinity sets, which are one table-wide set.
     const outside = (t: string) => t.split('\n').filter((l) => !l.startsWith('\t\t') && !/^\t(chain|\})/.test(l));
-    expect(outside(fl)).toEqual(outside(kp));
-    const a = chains(kp);
+    const timeouts = affinityTimeouts(kp);
+    expect(timeouts.size).toBeGreaterThan(100);
+    expect(outside(fl)).toEqual(
+      outside(kp)
+        .filter((l) => !l.startsWith('\tset affinity-'))
+        .toSpliced(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`),
+    );
+    const a = new Map([...chains(kp)].map(([name, rules]) => [name, rules.map((r) => withTableWideAffinity(r, timeouts))]));
     const b = chains(fl);
     expect([...b.keys()]).toEqual([...a.keys()]);
     let choices = 0;
@@ -103,6 +134,14 @@ describe('compile --layout fast-load', () => {
     for (const [name, rules] of b) {
       if (name !== 'cluster-ips-check') for (const r of rules) if (!r.startsWith('update @')) expect(r).not.toContain('{ ');
     }
+  });
+
+  it('keeps kube-proxy\'s per-endpoint affinity sets in JSON, which cannot declare the table-wide one', async () => {
+    const kp = JSON.parse(await compile(yaml, 'kube-proxy', 'json')) as { nftables: { add?: { set?: { name: string } } }[] };
+    const fl = JSON.parse(await compile(yaml, 'fast-load', 'json')) as typeof kp;
+    const sets = (j: typeof kp) => j.nftables.flatMap((c) => (c.add?.set ? [c.add.set] : []));
+    expect(sets(fl)).toEqual(sets(kp));
+    expect(sets(fl).filter((s) => s.name.startsWith('affinity-')).length).toBeGreaterThan(100);
   });
 
   it('leaves kube-proxy\'s layout as the default', async () => {

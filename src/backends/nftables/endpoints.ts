@@ -1,7 +1,8 @@
-// Per-endpoint chains (hairpin masquerade, affinity update, DNAT) and affinity sets.
+// Per-endpoint chains: hairpin masquerade, affinity update (affinity.ts), DNAT.
 import { eq, jump, meta, payload } from '../../nft/expr.js';
 import { AddressPortRule } from '../../nft/rule-template.js';
 import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
 import { MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
@@ -20,7 +21,7 @@ const dnatRule = (proto: 'tcp' | 'udp' | 'sctp') => {
 };
 const dnat = { tcp: dnatRule('tcp'), udp: dnatRule('udp'), sctp: dnatRule('sctp') };
 
-export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
+export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, affinity: AffinityForm): void {
   const { sp } = plan;
   const dnatToEndpoint = dnat[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
   const hairpinOf = hairpin[ctx.family];
@@ -28,22 +29,12 @@ export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: Ser
   const names = plan.endpointNames(endpoints);
   for (let i = 0; i < endpoints.length; i++) {
     const ep = endpoints[i];
-    const { chain, affinitySet } = names[i];
+    const { chain } = names[i];
     b.chain({ name: chain });
-    if (sp.affinityTimeout !== undefined) {
-      // Affinity is per client IP and Service port, whichever Service IP was used.
-      // "dynamic" is needed because the set is updated from the packet path; without it
-      // some kernels add it later and a re-add then fails as a flags change.
-      b.set({
-        name: affinitySet,
-        kind: 'set',
-        keyType: [ctx.addrType],
-        flags: ['dynamic', 'timeout'],
-        timeoutSeconds: sp.affinityTimeout,
-      });
-    }
+    // Affinity is per client IP and Service port, whichever Service IP was used.
+    if (sp.affinityTimeout !== undefined) affinity.declare(b, ctx, plan, names[i]);
     b.templateRule(chain, hairpinOf, ep.ip, ep.port);
-    if (sp.affinityTimeout !== undefined) b.rule({ chain, stmts: [{ t: 'update', set: affinitySet, key: ctx.saddr }] });
+    if (sp.affinityTimeout !== undefined) b.rule({ chain, stmts: [affinity.update(ctx, plan, names[i])] });
     b.templateRule(chain, dnatToEndpoint, ep.ip, ep.port);
   }
 }

@@ -17,7 +17,7 @@ import {
   emitNodePortAddresses,
   emitServiceDispatch,
 } from './fixed.js';
-import { layoutEmitters, type Layout } from './layout.js';
+import { layoutEmitters, type Layout, type ServicePortEmitters } from './layout.js';
 import { TABLE_COMMENT } from './names.js';
 import { planServicePort } from './plan.js';
 import { emitPolicyChains } from './policy.js';
@@ -27,21 +27,23 @@ export interface NftablesOptions {
   tableName: string;
   /** kube-proxy's layout (the default) or fast-load (docs/fast-load.md). */
   layout?: Layout;
+  /** The output the table is made for: JSON cannot declare fast-load's affinity set. */
+  format?: 'text' | 'json';
 }
 
 /** The table with every rule's statements, its chains in the order made (JSON output, tracing). */
 export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TableBuilder(familyTable(m, opts)), m, warnings, opts.layout).finish();
+  return built(new TableBuilder(familyTable(m, opts)), m, warnings, opts).finish();
 }
 
 /** The table only to be printed as text: each rule's text, not its statements. */
 export function compileFamilyTableText(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableText {
-  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings, opts.layout).finish();
+  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings, opts).finish();
 }
 
 /** The table as the diff reads it: rules kept printed, read back as text when compared. */
 export function compileFamilyTablePrinted(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TextTableBuilder(familyTable(m, opts), 'diff'), m, warnings, opts.layout).contents();
+  return built(new TextTableBuilder(familyTable(m, opts), 'diff'), m, warnings, opts).contents();
 }
 
 function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
@@ -49,14 +51,13 @@ function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
 }
 
 /** The builder with the family's table emitted into it. */
-function built<B extends BaseTableBuilder>(b: B, m: FamilyModel, warnings: Diagnostic[], layout?: Layout): B {
-  emitFamilyTable(b, m, warnings, layout);
+function built<B extends BaseTableBuilder>(b: B, m: FamilyModel, warnings: Diagnostic[], opts: NftablesOptions): B {
+  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, opts.format));
   return b;
 }
 
-function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[], layout?: Layout): void {
+function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[], emit: ServicePortEmitters): void {
   const ctx = familyContext(m.family, m.masqueradeBit);
-  const emit = layoutEmitters(layout);
   emitSkeleton(b);
   emitMasquerading(b, ctx);
   emitClusterIPChecks(b, ctx, m);
@@ -70,9 +71,9 @@ function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnost
     // Chains before what refers to them (endpoints, then the chains and map elements that
     // jump to them), so the builder finds each reference at once. The output prints the
     // chains in this order: a Service port's chains stand together.
-    emitEndpoints(b, ctx, plan);
+    emitEndpoints(b, ctx, plan, emit.affinity);
     emit.firewall(b, ctx, plan);
-    emitPolicyChains(b, ctx, m, plan, emit.selection);
+    emitPolicyChains(b, ctx, m, plan, emit);
     emitDispatch(b, plan, claims, (p, set, key) => {
       // Every destination has one owner (claims.ts), and one owner asks for one verdict.
       throw new InternalError(`${set} element ${keyString(key)} of ${servicePortKey(p.sp.id)} clashes with an element already there`);

@@ -2,24 +2,23 @@
 // its short-circuits, and the policy chains that pick an endpoint (affinity first, then
 // `numgen random`).
 import type { Endpoint, FamilyModel } from '../../model/types.js';
-import { eq, goto, jump, num, setref, type Stmt } from '../../nft/expr.js';
+import { eq, goto, jump, num, type Stmt } from '../../nft/expr.js';
 import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
+import type { ServicePortEmitters } from './layout.js';
 import { localMatch } from './local-detector.js';
 import { MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
 const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t: 'sym', s: 'local' });
 
-/** How a policy chain picks among its endpoints (kube-proxy's numgen map, or the fast-load rules). */
-export type EndpointSelection = (b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]) => void;
-
 export function emitPolicyChains(
   b: BaseTableBuilder,
   ctx: FamilyContext,
   m: FamilyModel,
   plan: ServicePortPlan,
-  select: EndpointSelection = emitEndpointSelection,
+  emit: Pick<ServicePortEmitters, 'selection' | 'affinity'>,
 ): void {
   const { sp, chains } = plan;
   if (plan.usesClusterPolicyChain) b.chain({ name: chains.clusterPolicy });
@@ -53,15 +52,15 @@ export function emitPolicyChains(
     if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: [goto(plan.externalPolicyChain)] });
   }
 
-  if (plan.usesClusterPolicyChain) select(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints);
-  if (plan.usesLocalPolicyChain) select(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints);
+  if (plan.usesClusterPolicyChain) emit.selection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints, emit.affinity);
+  if (plan.usesLocalPolicyChain) emit.selection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints, emit.affinity);
 }
 
-export function emitEndpointSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
+export function emitEndpointSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   const { sp } = plan;
   const names = plan.endpointNames(endpoints);
   if (sp.affinityTimeout !== undefined) {
-    for (const n of names) b.rule({ chain, stmts: [eq(ctx.saddr, setref(n.affinitySet)), goto(n.chain)] });
+    for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
   }
   b.rule({
     chain,

@@ -1,11 +1,18 @@
 // The fast-load layout: kube-proxy's chains, names and fixed part, with the per-Service
-// anonymous sets replaced by rules (docs/fast-load.md has the measurements and the proof
-// that each replacement behaves the same).
+// anonymous sets and the per-endpoint affinity sets replaced by rules and one table-wide
+// set (docs/fast-load.md has the measurements and the proof that each replacement behaves
+// the same).
+import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
 import type { ServicePortEmitters } from '../layout.js';
+import { tableWideAffinity } from './affinity.js';
 import { emitRuleFirewall } from './firewall.js';
 import { emitUniformSelection } from './selection.js';
 
-export const FAST_LOAD_EMITTERS: ServicePortEmitters = {
-  firewall: emitRuleFirewall,
-  selection: emitUniformSelection,
-};
+/** One table's emitters: the affinity set remembers the constants it gave. */
+export function fastLoadEmitters(affinity: 'table-wide' | 'per-endpoint'): ServicePortEmitters {
+  return {
+    firewall: emitRuleFirewall,
+    selection: emitUniformSelection,
+    affinity: affinity === 'table-wide' ? tableWideAffinity() : PER_ENDPOINT_AFFINITY,
+  };
+}

@@ -2,8 +2,9 @@
 // rules instead of kube-proxy's `numgen random mod N vmap { ... }`. Each anonymous set
 // costs the kernel a walk of the whole load transaction; rules cost nothing of the kind.
 import type { Endpoint } from '../../../model/types.js';
-import { eq, goto, num, setref, type Stmt } from '../../../nft/expr.js';
+import { eq, goto, num, type Stmt } from '../../../nft/expr.js';
 import type { BaseTableBuilder } from '../../../nft/ruleset.js';
+import type { AffinityForm } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import type { ServicePortPlan } from '../plan.js';
 
@@ -20,15 +21,11 @@ export function uniformChoice(targets: string[]): Stmt[][] {
   return rules;
 }
 
-/**
- * The endpoint choice of a Service-port chain. Affinity keeps kube-proxy's lookups in its
- * per-endpoint sets, first in the chain's order (see docs/fast-load.md for the table-wide
- * set that replaces them once its statement forms exist).
- */
-export function emitUniformSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
+/** The endpoint choice of a Service-port chain: affinity first, in the chain's order, then the rules above. */
+export function emitUniformSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   const names = plan.endpointNames(endpoints);
   if (plan.sp.affinityTimeout !== undefined) {
-    for (const n of names) b.rule({ chain, stmts: [eq(ctx.saddr, setref(n.affinitySet)), goto(n.chain)] });
+    for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
   }
   for (const stmts of uniformChoice(names.map((n) => n.chain))) b.rule({ chain, stmts });
 }
