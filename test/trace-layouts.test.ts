@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatIP } from '../src/net/ip.js';
+import { cidrContains, formatIP } from '../src/net/ip.js';
 import { hostPort, type TracePacket } from '../src/trace/packet.js';
 import { fcSize } from './helpers/fc-runs.js';
 import { fixtureArgs, fixtureText, listFixtures } from './helpers/fixtures.js';
@@ -93,6 +93,25 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
         }
       });
     }
+  });
+
+  it('source ranges: a source inside one is let through and one outside all is dropped, in both layouts', () => {
+    const f = listFixtures().find((x) => x.name === 'loadbalancer-source-ranges')!;
+    const pair = layoutPair(f.file, f.text, parseArgsToOptions(f.args));
+    let checked = 0;
+    for (const m of pair.model.families) {
+      for (const sp of m.servicePorts.filter((x) => x.loadBalancerSourceRanges.length > 0)) {
+        for (const p of derivedPackets(m).filter((x) => x.dport === sp.port && sp.loadBalancerVIPs.some((v) => formatIP(v) === formatIP(x.dst)) && !x.fromNode)) {
+          const allowed = sp.loadBalancerSourceRanges.some((r) => cidrContains(r, p.src)) || sp.loadBalancerVIPs.some((v) => formatIP(v) === formatIP(p.src));
+          for (const layout of ['kube-proxy', 'fast-load'] as const) {
+            const verdicts = pair.tracers[layout].trace(p).branches.map((b) => b.verdict);
+            expect(verdicts.includes('drop'), `${layout} ${label(p)}`).toBe(!allowed);
+          }
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(10);
   });
 
   it('compared every kind of outcome', () => {

@@ -162,12 +162,14 @@ const packet = (s: Source, t: Target): TracePacket => ({
   ...(s.fromNode ? { fromNode: true } : {}),
 });
 
+const REFUSED = { 4: ['198.18.0.9', '100.64.0.9', '172.16.0.9'], 6: ['2001:db9::9', 'fd99::9', '2600:1::9'] };
+
 /**
  * Every target (each Service port's ClusterIP and an unused port of it, its NodePort on each
  * node address, its external and load-balancer IPs, an unallocated Service address) from
  * every source (outside, a Pod, the node arriving and sending); each Service port's own
- * endpoints to its ClusterIP (hairpin); and a source inside each of its allowed ranges
- * to its external addresses.
+ * endpoints to its ClusterIP (hairpin); and a source inside each of its allowed ranges,
+ * and one outside them all, to its external addresses.
  */
 export function derivedPackets(m: FamilyModel): TracePacket[] {
   const all = targets(m);
@@ -177,8 +179,12 @@ export function derivedPackets(m: FamilyModel): TracePacket[] {
     for (const e of (m.endpoints.get(servicePortKey(sp.id)) ?? []).slice(0, 3)) {
       out.push(packet({ src: e.ip }, { dst: sp.clusterIP, port: sp.port, protocol }));
     }
-    for (const r of sp.loadBalancerSourceRanges) {
-      for (const ip of [...sp.externalIPs, ...sp.loadBalancerVIPs]) out.push(packet({ src: inside(r) }, { dst: ip, port: sp.port, protocol }));
+    const ranges = sp.loadBalancerSourceRanges;
+    if (ranges.length === 0) continue;
+    // A source outside every range, refused.
+    const outside = REFUSED[m.family].map((a) => parseIP(a)!).find((a) => !ranges.some((r) => cidrContains(r, a)));
+    for (const src of [...ranges.map(inside), ...(outside ? [outside] : [])]) {
+      for (const ip of [...sp.externalIPs, ...sp.loadBalancerVIPs]) out.push(packet({ src }, { dst: ip, port: sp.port, protocol }));
     }
   }
   return out;
