@@ -264,5 +264,7 @@ describe('kproxc trace --layout and --affinity', () => {
     const f = packetsFile('bad-affinity.json', '[{"sourceIP": "10.0.0.5", "destIP": "172.30.0.41", "destPort": 80, "affinity": "10.180.0.1"}]');
     expect(await bad(['--packets', f])).toBe(`${f}:1:80: [0].affinity: must be an endpoint "IP:PORT" ("[IP]:PORT" for IPv6)\n`);
     expect(await bad(['--packets', f, '--affinity', '10.180.0.1:80'])).toBe('kproxc: --packets cannot be combined with --affinity\n');
+    const sticky = packetsFile('ovs-affinity.json', '[{"sourceIP": "10.0.0.5", "destIP": "172.30.0.41", "destPort": 80, "affinity": "10.180.0.1:80"}]');
+    expect(await bad(['--packets', sticky, '--backend', 'ovs'])).toMatch(/--affinity applies to --backend nftables only/);
   });
 });
