@@ -3,10 +3,13 @@
 // (scripts/gen-snapshot.mjs --mixed), as YAML and as JSON. It times `compile` (nftables
 // and ovs) and `diff` (one endpoint moved to another Service, reading the live JSON
 // included) as whole processes, several runs each, and real `nft -f` loading the
-// compiled ruleset into a private network namespace (once per size: it is slow).
+// ruleset compiled in each layout (`--layout kube-proxy` and `fast-load`) into a private
+// network namespace, fresh and as a full replace of the loaded table, with the ratio of
+// the two layouts' times (scripts/bench-nft.mjs; --load-runs runs, default one: it is slow).
 //
 //   npm run bench -- [--sizes 1000,10000,50000] [--runs 5] [--formats yaml,json]
-//                    [--nft-max 10000] [--no-nft] [--no-ovs] [--json FILE] [--dir DIR]
+//                    [--nft-max 10000] [--layouts kube-proxy,fast-load] [--load-runs 1]
+//                    [--no-nft] [--no-ovs] [--json FILE] [--dir DIR]
 //
 // `diff --backend ovs` (one endpoint moved, one Service removed) is timed against the
 // dumps of a private Open vSwitch loaded with the base snapshot's bundle
@@ -22,12 +25,13 @@
 // medians and run by run.
 //
 // Inputs, outputs, live listings and nft load times are cached in bench-out/ (the load
-// time and listing are keyed by the ruleset's hash, so a compiler change measures anew).
-// nft takes time that grows with the square of the Services (minutes at 10,000); sizes
-// above --nft-max are not loaded, so their diff is not measured either. Needs root
-// (network namespaces), nft and GNU time (/usr/bin/time) for peak memory: `npm run bench`
+// times and listing are keyed by the ruleset's hash, so a compiler change measures anew;
+// the report says which figures came from the cache). nft takes time that grows with the
+// square of the kube-proxy layout's sets (a quarter of an hour at 10,000); sizes above
+// --nft-max are not loaded, so their diff is not measured either, nor is it when
+// --layouts leaves out kube-proxy and no listing of it is cached. Needs root
+// (network namespaces), nft and GNU time (/usr/bin/time) for peak memory and CPU time: `npm run bench`
 // installs the last two when they are missing (scripts/ensure-system-deps.mjs --bench).
-import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -35,6 +39,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clusterObjects, makeCluster, renderSnapshot } from './gen-snapshot.mjs';
 import { ovsLoad } from './bench-ovs.mjs';
+import { LAYOUTS, formatLoads, liveListing, loadLayouts, loadRows } from './bench-nft.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin/kproxc');
@@ -52,6 +57,8 @@ function options(argv) {
     runs: Number(get('--runs', '5')),
     formats: list(get('--formats', 'yaml,json')),
     nftMax: Number(get('--nft-max', '10000')),
+    layouts: list(get('--layouts', LAYOUTS.join(','))),
+    loadRuns: Number(get('--load-runs', '1')),
     nft: !argv.includes('--no-nft'),
     ovs: !argv.includes('--no-ovs'),
     json: get('--json', undefined),
@@ -60,6 +67,8 @@ function options(argv) {
   if (o.sizes.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(o.runs) || o.runs < 1) {
     throw new Error('--sizes takes whole numbers, --runs a whole number of at least 1');
   }
+  if (!Number.isInteger(o.loadRuns) || o.loadRuns < 1) throw new Error('--load-runs takes a whole number of at least 1');
+  for (const l of o.layouts) if (!LAYOUTS.includes(l)) throw new Error(`--layouts: ${LAYOUTS.join(' or ')}, not ${l}`);
   for (const f of o.formats) if (f !== 'yaml' && f !== 'json') throw new Error(`--formats: yaml or json, not ${f}`);
   return o;
 }
@@ -68,7 +77,6 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const sha = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const loadAverage = () => os.loadavg().map((x) => Number(x.toFixed(2)));
 
 /** The snapshot of a size (base, with one endpoint moved, or with one Service removed), written once and cached. */
@@ -128,39 +136,11 @@ function measure(args, runs, outFile, pairedWith) {
   };
 }
 
-/**
- * Loads the ruleset into a fresh private namespace: how long `nft -f` takes, and the
- * listing `nft -j list ruleset` prints (the diff's live state). Cached by the ruleset's hash.
- */
-function nftLoad(dir, size, rulesetFile) {
-  const hash = sha(rulesetFile);
-  const cacheFile = path.join(dir, `nft-${size}x${ENDPOINTS}.json`);
-  const liveFile = path.join(dir, `live-${size}x${ENDPOINTS}.json`);
-  if (fs.existsSync(cacheFile) && fs.existsSync(liveFile)) {
-    const c = JSON.parse(fs.readFileSync(cacheFile, 'utf8'));
-    if (c.hash === hash) return { ...c, liveFile };
-  }
-  const ns = `kproxc-perf-${process.pid}-bench`;
-  execFileSync('ip', ['netns', 'add', ns]);
-  try {
-    const t = process.hrtime.bigint();
-    execFileSync('ip', ['netns', 'exec', ns, 'nft', '-f', rulesetFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const loadSeconds = Number(process.hrtime.bigint() - t) / 1e9;
-    const listing = spawnSync('ip', ['netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset'], { maxBuffer: 1 << 30 });
-    if (listing.status !== 0) throw new Error(`nft -j list ruleset failed: ${listing.stderr}`);
-    fs.writeFileSync(liveFile, listing.stdout);
-    const c = { hash, loadSeconds, load: loadAverage(), liveBytes: listing.stdout.length };
-    fs.writeFileSync(cacheFile, JSON.stringify(c));
-    return { ...c, liveFile };
-  } finally {
-    spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
-  }
-}
-
-function benchSize(o, size, rows, nftRows) {
+async function benchSize(o, size, rows, loads) {
   const outDir = path.join(o.dir, 'out');
   fs.mkdirSync(outDir, { recursive: true });
   let live;
+  let loaded = false;
   for (const format of o.formats) {
     const input = snapshot(o.dir, size, format, false);
     const nftOut = path.join(outDir, `compile-${size}.${format}.nft`);
@@ -190,19 +170,44 @@ function benchSize(o, size, rows, nftRows) {
       }
     }
     if (o.nft && size <= o.nftMax) {
-      if (!live) {
-        console.error(`  ${size}: loading the ruleset with nft -f in a private namespace...`);
-        live = nftLoad(o.dir, size, nftOut);
-        nftRows.push({ size, loadSeconds: live.loadSeconds, load: live.load, liveBytes: live.liveBytes });
+      if (!loaded) {
+        live = await nftLoads(o, size, input, nftOut, loads);
+        loaded = true;
       }
       const moved = snapshot(o.dir, size, format, true);
-      row('diff (1 endpoint moved)', ['diff', moved, '--live', live.liveFile], path.join(outDir, `diff-${size}.${format}.nft`), compile);
+      if (live) row('diff (1 endpoint moved)', ['diff', moved, '--live', live.liveFile], path.join(outDir, `diff-${size}.${format}.nft`), compile);
     }
   }
-  if (o.nft && size > o.nftMax) nftRows.push({ size, skipped: `above --nft-max ${o.nftMax}` });
+  if (o.nft && size > o.nftMax) loads.skipped.push({ size, what: 'nft -f and diff', why: `above --nft-max ${o.nftMax}` });
 }
 
-function fmtTable(rows, nftRows) {
+/**
+ * Compiles the snapshot in each chosen layout and times nft loading each, fresh and as a
+ * replace (scripts/bench-nft.mjs); returns the kube-proxy layout's live listing for the
+ * diff, or undefined when that layout is not loaded and its listing is not cached.
+ * `compiled` is the default compile's output, the kube-proxy layout.
+ */
+async function nftLoads(o, size, input, compiled, loads) {
+  const tag = `${size}x${ENDPOINTS}`;
+  const ruleset = (layout) => {
+    const file = path.join(o.dir, 'out', `layout-${size}.${layout}.nft`);
+    execFileSync(BIN, ['compile', '--layout', layout, input, '-o', file], { stdio: ['ignore', 'ignore', 'inherit'] });
+    return file;
+  };
+  const files = o.layouts.map((layout) => [layout, ruleset(layout)]);
+  const { layouts, live } = await loadLayouts(o.dir, tag, files, o.loadRuns);
+  const { rows, ratios } = loadRows(size, layouts);
+  loads.rows.push(...rows);
+  loads.ratios.push(...ratios);
+  if (live) return live;
+  // The diff reads the kube-proxy layout's listing: loaded for it alone only when that
+  // layout is among --layouts (its cached runs left no listing behind).
+  const listing = await liveListing(o.dir, tag, compiled, o.layouts.includes('kube-proxy'));
+  if (!listing) loads.skipped.push({ size, what: 'diff (1 endpoint moved)', why: 'it reads the kube-proxy layout\'s live listing: not in --layouts, and none cached' });
+  return listing;
+}
+
+function fmtTable(rows, loads) {
   const lines = [];
   const head = ['Services', 'input', 'command', 'wall median', 'min-max', 'CPU median', 'peak RSS', 'output', 'run by run'];
   const body = rows.map((r) => [
@@ -219,15 +224,12 @@ function fmtTable(rows, nftRows) {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   lines.push(line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line));
-  lines.push('');
-  for (const n of nftRows) {
-    lines.push(n.skipped ? `nft -f, ${n.size} Services: not measured (${n.skipped})` : `nft -f, ${n.size} Services (fresh namespace, table absent): ${n.loadSeconds.toFixed(1)} s`);
-  }
+  lines.push('', formatLoads(loads.rows, loads.ratios, loads.skipped));
   return lines.join('\n');
 }
 
 /** The issue's targets, where the figures for them were measured. */
-function checks(rows, nftRows) {
+function checks(rows, loads) {
   const get = (size, format, command) => rows.find((r) => r.size === size && r.format === format && r.command === command);
   const out = [];
   const c10 = get(10000, 'yaml', 'compile');
@@ -236,8 +238,8 @@ function checks(rows, nftRows) {
     out.push(
       `  the calibration workload took ${c10.pairedMedian.toFixed(2)} s (median) beside it; compile / calibration, run by run: ${c10.vsPaired.toFixed(2)} (median)`,
     );
-    const nft = nftRows.find((n) => n.size === 10000 && !n.skipped);
-    if (nft) out.push(`compile / nft -f at 10k: ${(c10.wallMedian / nft.loadSeconds).toFixed(3)} (target <= 0.1)`);
+    const nft = loads.rows.find((n) => n.size === 10000 && n.layout === 'kube-proxy' && n.mode === 'fresh');
+    if (nft) out.push(`compile / nft -f (kube-proxy layout, fresh) at 10k: ${(c10.wallMedian / nft.wallMedian).toFixed(3)} (target <= 0.1)`);
     const c50 = get(50000, 'yaml', 'compile');
     if (c50) {
       out.push(
@@ -262,23 +264,26 @@ function checks(rows, nftRows) {
       );
     }
   }
+  for (const q of loads.ratios.filter((x) => x.size === 10000)) {
+    out.push(`nft -f at 10k, ${q.mode}: kube-proxy / fast-load ${q.cpu.toFixed(1)}x in CPU time, ${q.wall.toFixed(1)}x in wall time (target >= 10x, aim 20x)`);
+  }
   return out;
 }
 
-function main() {
+async function main() {
   const o = options(process.argv.slice(2));
   fs.mkdirSync(o.dir, { recursive: true });
   const machine = { cpus: os.cpus().length, memGB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadStart: loadAverage() };
   console.error(`kproxc benchmark: ${o.sizes.join(', ')} Services x ${ENDPOINTS} endpoints, ${o.runs} runs each; load average ${machine.loadStart.join(' ')}`);
   const rows = [];
-  const nftRows = [];
-  for (const size of o.sizes) benchSize(o, size, rows, nftRows);
+  const loads = { rows: [], ratios: [], skipped: [] };
+  for (const size of o.sizes) await benchSize(o, size, rows, loads);
   machine.loadEnd = loadAverage();
-  const report = { machine, runs: o.runs, endpointsPerService: ENDPOINTS, rows, nft: nftRows, checks: checks(rows, nftRows) };
-  console.log(fmtTable(rows, nftRows));
+  const report = { machine, runs: o.runs, endpointsPerService: ENDPOINTS, rows, nft: loads.rows, nftRatios: loads.ratios, nftSkipped: loads.skipped, checks: checks(rows, loads) };
+  console.log(fmtTable(rows, loads));
   for (const c of report.checks) console.log(c);
   console.log(`load average: start ${machine.loadStart.join(' ')}, end ${machine.loadEnd.join(' ')} (${machine.cpus} CPUs)`);
   if (o.json) fs.writeFileSync(o.json, JSON.stringify(report, null, 2) + '\n');
 }
 
-main();
+await main();

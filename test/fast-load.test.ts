@@ -96,11 +96,10 @@ describe('compile --layout fast-load', () => {
     const outside = (t: string) => t.split('\n').filter((l) => !l.startsWith('\t\t') && !/^\t(chain|\})/.test(l));
     const timeouts = affinityTimeouts(kp);
     expect(timeouts.size).toBeGreaterThan(100);
-    expect(outside(fl)).toEqual(
-      outside(kp)
-        .filter((l) => !l.startsWith('\tset affinity-'))
-        .toSpliced(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`),
-    );
+    const expected = outside(kp).filter((l) => !l.startsWith('\tset affinity-'));
+    const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
+    expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
+    expect(outside(fl)).toEqual(expected);
     const a = new Map([...chains(kp)].map(([name, rules]) => [name, rules.map((r) => withTableWideAffinity(r, timeouts))]));
     const b = chains(fl);
     expect([...b.keys()]).toEqual([...a.keys()]);
