@@ -199,7 +199,7 @@ describe('kproxc trace: bad usage and input', () => {
       `${f}:3:67: [1].destPort: must be a whole number from 1 to 65535`,
       `${f}:4:3: [2].destPort: required field is missing`,
       `${f}:4:38: [2].destIP: is an IPv6 address but sourceIP is IPv4`,
-      `${f}:4:61: [2].destport: unknown field (known: sourceIP, destIP, destPort, protocol, sourcePort, iif, fromNode)`,
+      `${f}:4:61: [2].destport: unknown field (known: sourceIP, destIP, destPort, protocol, sourcePort, iif, fromNode, affinity)`,
       `${f}:4:77: [2].protocol: must be one of TCP, UDP, SCTP`,
     ]);
   });
@@ -211,5 +211,60 @@ describe('kproxc trace: bad usage and input', () => {
   it('a bad snapshot is reported as compile reports it', async () => {
     const err = await bad([path.join(ROOT, 'fixtures/_error_/bad-ip.yaml'), '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80']);
     expect(err).toMatch(/bad-ip\.yaml:\d+:\d+: Service/);
+  });
+});
+
+describe('kproxc trace --layout and --affinity', () => {
+  const AFFINITY = 'fixtures/session-affinity.yaml';
+  const svc1 = ['--src', '10.0.0.5', '--dst', '172.30.0.41', '--dport', '80'];
+  const endpoints = (out: string) => (JSON.parse(out) as { endpoints: string[] }).endpoints;
+
+  it('--layout fast-load walks the numgen rules: each endpoint is a branch, as in kube-proxy\'s layout', async () => {
+    const kp = await kproxc(['trace', AFFINITY, ...svc1, '--json']);
+    const fl = await kproxc(['trace', AFFINITY, ...svc1, '--json', '--layout', 'fast-load']);
+    expect(fl.code).toBe(0);
+    expect(endpoints(fl.stdout)).toEqual(['10.180.0.1:80', '10.180.0.2:80']);
+    expect(endpoints(fl.stdout)).toEqual(endpoints(kp.stdout));
+    // Each branch lists the affinity key its endpoint chain wrote: the client first, in either layout's form.
+    for (const out of [kp.stdout, fl.stdout]) {
+      const branches = (JSON.parse(out) as { branches: { affinity?: { set: string; key: string }[] }[] }).branches;
+      expect(branches.map((b) => b.affinity?.map((a) => a.key.split(' . ')[0]))).toEqual([['10.0.0.5'], ['10.0.0.5']]);
+    }
+    const text = await kproxc(['trace', AFFINITY, ...svc1, '--layout', 'fast-load']);
+    expect(text.stdout).toContain('numgen random mod 2 drew 0 (1 draw in 2); the other draws go on with the next rule');
+    expect(text.stdout).not.toContain('vmap {');
+  });
+
+  it('--affinity: a client that already has affinity goes to that endpoint only, in either layout, by every address of the Service', async () => {
+    for (const layout of ['kube-proxy', 'fast-load']) {
+      for (const to of [['--dst', '172.30.0.41', '--dport', '80'], ['--dst', '192.168.0.2', '--dport', '3001']]) {
+        const r = await kproxc(['trace', AFFINITY, '--src', '10.0.0.5', ...to, '--affinity', '10.180.0.2:80', '--layout', layout, '--json']);
+        expect(r.stderr).toBe('');
+        expect(endpoints(r.stdout), `${layout} ${to.join(' ')}`).toEqual(['10.180.0.2:80']);
+      }
+    }
+    const f = packetsFile('sticky.yaml', '- {sourceIP: 10.0.0.5, destIP: 172.30.0.41, destPort: 80, affinity: "10.180.0.1:80"}\n- {sourceIP: 10.0.0.5, destIP: 172.30.0.41, destPort: 80}\n');
+    const many = await kproxc(['trace', AFFINITY, '--packets', f, '--json', '--layout', 'fast-load']);
+    expect(many.stdout.trimEnd().split('\n').map(endpoints)).toEqual([['10.180.0.1:80'], ['10.180.0.1:80', '10.180.0.2:80']]);
+  });
+
+  it('refuses --layout and --affinity where they do not apply', async () => {
+    const bad = async (args: string[]) => {
+      const r = await kproxc(['trace', AFFINITY, ...args]);
+      expect(r.stdout).toBe('');
+      expect(r.code).toBe(2);
+      return r.stderr;
+    };
+    expect(await bad([...svc1, '--backend', 'ovs', '--layout', 'fast-load'])).toBe('kproxc: --layout does not apply to --backend ovs\n');
+    expect(await bad([...svc1, '--layout', 'fast'])).toMatch(/--layout.*fast.*kube-proxy, fast-load/);
+    expect(await bad([...svc1, '--backend', 'ovs', '--affinity', '10.180.0.1:80'])).toMatch(/--affinity applies to --backend nftables only/);
+    expect(await bad([...svc1, '--affinity', '10.180.0.1'])).toBe('kproxc: --affinity: must be an endpoint IP:PORT ([IP]:PORT for IPv6)\n');
+    expect(await bad([...svc1, '--affinity', '[fd00::1]:80'])).toBe('kproxc: --affinity: an IPv6 endpoint for an IPv4 packet\n');
+    expect(await bad([...svc1, '--affinity', '10.180.0.9:80'])).toMatch(/^kproxc: --affinity 10\.180\.0\.9:80: no endpoint chain of the compiled rules DNATs to it/);
+    const f = packetsFile('bad-affinity.json', '[{"sourceIP": "10.0.0.5", "destIP": "172.30.0.41", "destPort": 80, "affinity": "10.180.0.1"}]');
+    expect(await bad(['--packets', f])).toBe(`${f}:1:80: [0].affinity: must be an endpoint "IP:PORT" ("[IP]:PORT" for IPv6)\n`);
+    expect(await bad(['--packets', f, '--affinity', '10.180.0.1:80'])).toBe('kproxc: --packets cannot be combined with --affinity\n');
+    const sticky = packetsFile('ovs-affinity.json', '[{"sourceIP": "10.0.0.5", "destIP": "172.30.0.41", "destPort": 80, "affinity": "10.180.0.1:80"}]');
+    expect(await bad(['--packets', sticky, '--backend', 'ovs'])).toMatch(/--affinity applies to --backend nftables only/);
   });
 });

@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LAYOUTS } from '../src/backends/nftables/layout.js';
 import { compileTables, loadModel } from '../src/compile.js';
 import { InternalError } from '../src/diag/diagnostic.js';
 import { parseCIDR, parseIP, type IP } from '../src/net/ip.js';
@@ -102,7 +103,7 @@ describe('expr.ts kinds', () => {
   });
 });
 
-describe('every rule the compiler emits', () => {
+describe('every rule the compiler emits, in either layout', () => {
   const cases = [
     ...listFixtures(),
     ...listFixtures(path.join(ROOT, 'test/trace/kube-proxy')),
@@ -113,7 +114,7 @@ describe('every rule the compiler emits', () => {
   for (const f of cases) {
     it(`${path.relative(ROOT, f.file)}`, () => {
       const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
-      for (const t of compileTables(model, 'kube-proxy', [])) {
+      for (const t of LAYOUTS.flatMap((layout) => compileTables(model, 'kube-proxy', [], layout))) {
         // Every rule compiles (an unknown form throws here, whether or not a packet reaches it).
         compileProgram(t);
         const index = { element: () => undefined, has: () => false };

@@ -89,7 +89,7 @@ function buildProgram(io: Io, done: (code: ExitCode) => void): Command {
       'after',
       examples(
         'kproxc trace cluster.yaml --src 203.0.113.7 --dst 198.51.100.20 --dport 443',
-        'kproxc trace cluster.yaml --src 10.244.1.3 --dst 10.96.0.10 --dport 53 --proto udp --json',
+        'kproxc trace cluster.yaml --src 10.244.1.3 --dst 10.96.0.10 --dport 53 --proto udp --layout fast-load --json',
         'kproxc trace cluster.yaml --packets packets.json --backend ovs',
       ),
     )

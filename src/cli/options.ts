@@ -6,7 +6,7 @@ import { UsageError } from '../diag/diagnostic.js';
 import type { CompileOptions } from '../model/options.js';
 import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
 import { LAYOUTS, type Layout } from '../backends/nftables/layout.js';
-import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, type L4Protocol, type TracePacket } from '../trace/packet.js';
+import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, parseHostPort, type L4Protocol, type TracePacket } from '../trace/packet.js';
 
 function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
@@ -93,7 +93,7 @@ function snapshotOptionsFrom(o: SnapshotFlags): SnapshotOptions {
   return { compile: compileOptionsFrom(o), tableName, strict: o.strict === true };
 }
 
-/** --layout of compile and diff: kube-proxy's nftables layout, or fast-load (docs/fast-load.md). */
+/** --layout of compile, diff and trace: kube-proxy's nftables layout, or fast-load (docs/fast-load.md). */
 function layoutOption(): Option {
   return new Option('--layout <layout>', 'nftables layout: kube-proxy, or fast-load (the same behaviour, loaded many times faster)')
     .choices([...LAYOUTS])
@@ -235,8 +235,10 @@ export interface TraceFlags extends SnapshotFlags {
   proto: L4Protocol;
   iif?: string;
   fromNode?: boolean;
+  affinity?: string;
   packets?: string;
   backend: TraceBackendName;
+  layout: Layout;
   json?: boolean;
 }
 
@@ -250,14 +252,18 @@ export function addTraceOptions(cmd: Command): Command {
       .addOption(new Option('--proto <protocol>', 'transport protocol').choices(['tcp', 'udp', 'sctp']).default('tcp'))
       .option('--iif <name>', 'the interface the packet arrives on (default: a Pod interface for Pod sources, else the node network)')
       .option('--from-node', 'trace a packet the node sends itself (output hook) instead of one arriving at it')
+      .option('--affinity <endpoint>', 'the client already has session affinity to this endpoint (IP:PORT): an earlier connection reached it')
       .option('--packets <file>', 'a JSON array of {sourceIP, destIP, destPort, protocol} to trace')
       .addOption(new Option('--backend <backend>', 'which compiled rules to walk').choices(['nftables', 'ovs']).default('nftables'))
+      .addOption(layoutOption())
       .option('--json', 'one JSON object per packet, one per line'),
   );
 }
 
 export interface TraceCommandOptions extends SnapshotOptions {
   backend: TraceBackendName;
+  /** The nftables layout to compile and walk. */
+  layout: Layout;
   /** The one packet the flags describe, or the file that lists many. */
   packets: { packet: TracePacket } | { file: string };
   json: boolean;
@@ -265,13 +271,15 @@ export interface TraceCommandOptions extends SnapshotOptions {
 
 export function traceOptionsFrom(o: TraceFlags): TraceCommandOptions {
   const snapshot = snapshotOptionsFrom(o);
-  return { ...snapshot, backend: o.backend, packets: packetsFrom(o), json: o.json === true };
+  if (o.backend === 'ovs' && o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+  return { ...snapshot, backend: o.backend, layout: o.layout, packets: packetsFrom(o), json: o.json === true };
 }
 
 function packetsFrom(o: TraceFlags): TraceCommandOptions['packets'] {
   if (o.packets === undefined) return { packet: packetFromFlags(o) };
-  const given = (['src', 'dst', 'dport', 'sport', 'iif', 'fromNode'] as const).filter((k) => o[k] !== undefined);
-  if (given.length) throw new UsageError(`--packets cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
+  const given = (['src', 'dst', 'dport', 'sport', 'iif', 'fromNode', 'affinity'] as const).filter((k) => o[k] !== undefined);
+  const flag = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (given.length) throw new UsageError(`--packets cannot be combined with ${given.map(flag).join(', ')}`);
   return { file: o.packets };
 }
 
@@ -300,6 +308,10 @@ function packetFromFlags(o: TraceFlags): TracePacket {
   if (mismatch) throw new UsageError(`--dst ${dst} ${mismatch}`);
   if (o.iif !== undefined && !IFNAME_RE.test(o.iif)) throw new UsageError('--iif: must be an interface name of 1 to 15 characters');
   if (o.iif !== undefined && o.fromNode === true) throw new UsageError('--iif and --from-node exclude each other: a packet the node sends arrives on no interface');
+  const affinity = o.affinity === undefined ? undefined : parseHostPort(o.affinity);
+  if (o.affinity !== undefined && !affinity) throw new UsageError('--affinity: must be an endpoint IP:PORT ([IP]:PORT for IPv6)');
+  if (affinity && affinity.ip.family !== srcIP.family) throw new UsageError(`--affinity: an IPv${affinity.ip.family} endpoint for an IPv${srcIP.family} packet`);
+  if (affinity && o.backend === 'ovs') throw new UsageError('--affinity applies to --backend nftables only: the ovs walk does not install learned affinity flows');
   return {
     protocol: o.proto,
     src: srcIP,
@@ -308,5 +320,6 @@ function packetFromFlags(o: TraceFlags): TracePacket {
     dport: portFlag('--dport', dport),
     ...(o.iif !== undefined ? { iif: o.iif } : {}),
     ...(o.fromNode === true ? { fromNode: true } : {}),
+    ...(affinity ? { affinity } : {}),
   };
 }

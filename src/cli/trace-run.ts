@@ -25,7 +25,7 @@ export async function runTrace(io: Io, files: string[], o: TraceCommandOptions):
   }
   const list = packets(io, o);
   const inputs = loadInputs(io, files);
-  const tracer = backend(inputs, { ...o.compile, tableName: o.tableName, strict: o.strict });
+  const tracer = backend(inputs, { ...o.compile, tableName: o.tableName, strict: o.strict, layout: o.layout });
   printDiagnostics(io, tracer.warnings);
   const results = list.map((p) => tracer.trace(p));
   const show = o.json ? traceJson : traceText;

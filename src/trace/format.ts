@@ -51,6 +51,7 @@ export function traceJson(r: TraceResult): string {
       verdict: b.verdict,
       ...(b.endpoint !== undefined ? { endpoint: b.endpoint } : {}),
       masquerade: b.masquerade,
+      ...(b.affinity !== undefined ? { affinity: b.affinity } : {}),
       path: rest[i].map(stepJson),
     })),
   };

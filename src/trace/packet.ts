@@ -1,5 +1,5 @@
 // The packet a trace follows, and how the trace names addresses and endpoints.
-import { formatIP, type IP } from '../net/ip.js';
+import { formatIP, isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
 
 export type L4Protocol = 'tcp' | 'udp' | 'sctp';
 export const L4_PROTOCOLS: readonly L4Protocol[] = ['tcp', 'udp', 'sctp'];
@@ -17,6 +17,12 @@ export interface TracePacket {
   iif?: string;
   /** Sent by the node itself (output hook) rather than arriving at it (prerouting). */
   fromNode?: boolean;
+  /**
+   * The client already has session affinity to this endpoint: an earlier connection of it
+   * reached the endpoint, so the sets hold what that connection wrote. Without it the sets
+   * are as after a fresh load (empty).
+   */
+  affinity?: { ip: IP; port: number };
 }
 
 /**
@@ -38,6 +44,16 @@ export function hostPort(ip: IP, port: number): string {
   return ip.family === 6 ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
 }
 
+/** "ip:port" or "[ipv6]:port" (hostPort's forms) as an address and a port; null when it is neither. */
+export function parseHostPort(s: string): { ip: IP; port: number } | null {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([0-9.]+)):(\d{1,5})$/.exec(s);
+  if (!m) return null;
+  const ip = parseIP(m[1] ?? m[2]);
+  const port = Number(m[3]);
+  if (!ip || isIPv4Mapped(ip) || (m[1] !== undefined) !== (ip.family === 6) || port < 1 || port > 65535) return null;
+  return { ip, port };
+}
+
 export function packetText(p: TracePacket): string {
   return `${p.protocol} ${hostPort(p.src, p.sport)} → ${hostPort(p.dst, p.dport)}`;
 }
@@ -52,5 +68,6 @@ export function packetJson(p: TracePacket): Record<string, string | number> {
   };
   if (p.iif !== undefined) out.iif = p.iif;
   if (p.fromNode) out.fromNode = 'true';
+  if (p.affinity) out.affinity = hostPort(p.affinity.ip, p.affinity.port);
   return out;
 }

@@ -4,9 +4,9 @@ import { yaml } from '../input/yaml-lib.js';
 import { UserInputError, type Diagnostic } from '../diag/diagnostic.js';
 import { Reporter } from '../check/collector.js';
 import { locator, type InputFile, type SourceObject } from '../input/source.js';
-import { DEFAULT_SOURCE_PORT, IFNAME_RE, L4_PROTOCOLS, familyMismatch, type L4Protocol, type TracePacket } from './packet.js';
+import { DEFAULT_SOURCE_PORT, IFNAME_RE, L4_PROTOCOLS, familyMismatch, parseHostPort, type L4Protocol, type TracePacket } from './packet.js';
 
-const FIELDS = ['sourceIP', 'destIP', 'destPort', 'protocol', 'sourcePort', 'iif', 'fromNode'];
+const FIELDS = ['sourceIP', 'destIP', 'destPort', 'protocol', 'sourcePort', 'iif', 'fromNode', 'affinity'];
 
 function port(r: Reporter, path: (string | number)[], v: unknown): number | null {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 65535) {
@@ -68,6 +68,11 @@ function packetAt(r: Reporter, i: number, v: unknown, family: unknown): TracePac
     r.report([i, 'fromNode'], 'excludes iif: a packet the node sends arrives on no interface');
     ok = false;
   }
+  const affinity = typeof o.affinity === 'string' ? parseHostPort(o.affinity) : null;
+  if (o.affinity !== undefined && (!affinity || (src && affinity.ip.family !== src.family))) {
+    r.report([i, 'affinity'], affinity ? `is an IPv${affinity.ip.family} endpoint but sourceIP is IPv${src!.family}` : 'must be an endpoint "IP:PORT" ("[IP]:PORT" for IPv6)');
+    ok = false;
+  }
   if (!ok || !src || !dst || dport === null || sport === null) return null;
   return {
     protocol,
@@ -77,6 +82,7 @@ function packetAt(r: Reporter, i: number, v: unknown, family: unknown): TracePac
     dport,
     ...(o.iif !== undefined ? { iif: o.iif as string } : {}),
     ...(o.fromNode === true ? { fromNode: true } : {}),
+    ...(affinity ? { affinity } : {}),
   };
 }
 

@@ -22,6 +22,8 @@ export interface Branch {
   /** The DNAT destination, "ip:port" or "[ip]:port", when the branch was DNATed. */
   endpoint?: string;
   masquerade: boolean;
+  /** Session-affinity keys the branch wrote (nftables: `update @set { key }`), in the order written. */
+  affinity?: { set: string; key: string }[];
   path: Step[];
 }
 

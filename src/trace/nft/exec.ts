@@ -2,7 +2,9 @@
 // fails; `jump` comes back after the jumping rule, `goto` does not (when the target ends,
 // the chain that jumped to the goto's chain carries on), `return` and the end of a chain
 // go back to the caller, and the end of a base chain is its policy (accept). A load-balancing
-// map forks the packet: every branch runs on to its own end.
+// map forks the packet: every branch runs on to its own end; so does a random draw
+// (`numgen random mod K 0 goto ...`): the branch where it matched takes the rule's verdict,
+// the other goes on with the chain's next rule.
 import { InternalError } from '../../diag/diagnostic.js';
 import type { Verdict } from '../../nft/expr.js';
 import { verdictText } from '../../nft/text.js';
@@ -20,18 +22,31 @@ export interface ChainOutcome {
 /** The kernel's jump stack depth (NFT_JUMP_STACK_SIZE); deeper means a loop, which is our bug. */
 const MAX_DEPTH = 16;
 
-/** Runs a rule's statements; records a step when the rule did something. */
-function runRule(chain: string, rule: CompiledRule, s: PacketState, env: NodeEnv): StmtResult {
-  const actions: string[] = [];
+/** Where a rule's statements stopped: the result, and the statement that gave it. */
+interface RuleRun {
+  out: StmtResult;
+  at: number;
+  /** What the statements before a split did, to record with the branch's outcome. */
+  actions: string[];
+}
+
+/**
+ * Runs a rule's statements from statement `from`; records a step when the rule did
+ * something. A random draw (split) stops the run; the caller follows both outcomes.
+ */
+function runRule(chain: string, rule: CompiledRule, s: PacketState, env: NodeEnv, from = 0, prefix: string[] = []): RuleRun {
+  const actions = [...prefix];
   let out: StmtResult = { t: 'next' };
-  for (const st of rule.stmts) {
-    out = st(s, env);
+  let at = from;
+  for (; at < rule.stmts.length; at++) {
+    out = rule.stmts[at](s, env);
+    if (out.t === 'split') return { out, at, actions };
     if (out.action) actions.push(out.action);
     if (out.t !== 'next') break;
   }
   if (out.t === 'verdict' && actions.length === 0) actions.push(rule.text);
   if (actions.length > 0) record(s, { chain, rule: rule.text, action: actions.join('; ') });
-  return out;
+  return { out, at, actions: [] };
 }
 
 function applyVerdict(p: Program, env: NodeEnv, chain: string, at: number, s: PacketState, v: Verdict, depth: number): ChainOutcome[] {
@@ -50,26 +65,42 @@ function applyVerdict(p: Program, env: NodeEnv, chain: string, at: number, s: Pa
   }
 }
 
+/** What a rule's result makes of the chain: carry on with rule i+1, or the chain's outcomes. */
+function settle(p: Program, env: NodeEnv, chain: string, i: number, s: PacketState, run: RuleRun, depth: number): ChainOutcome[] | undefined {
+  const { out } = run;
+  switch (out.t) {
+    case 'next':
+    case 'stop':
+      return undefined;
+    case 'end':
+      return [{ state: s, end: out.end }];
+    case 'verdict':
+      return applyVerdict(p, env, chain, i, s, out.v, depth);
+    case 'fork':
+      return out.vs.flatMap((v, k) => {
+        const b = forkState(s);
+        record(b, { chain, action: `branch ${k + 1} of ${out.vs.length}: ${verdictText(v)}` });
+        return applyVerdict(p, env, chain, i, b, v, depth);
+      });
+    case 'split': {
+      // The draw matched: the rule's remaining statements run on a copy. It did not: the
+      // packet goes on with the next rule, as if the rule had not matched.
+      const rule = p.rules(chain)[i];
+      const taken = forkState(s);
+      const rest = runRule(chain, rule, taken, env, run.at + 1, [...run.actions, out.action]);
+      const first = settle(p, env, chain, i, taken, rest, depth) ?? runFrom(p, env, chain, i + 1, taken, depth);
+      if (run.actions.length > 0) record(s, { chain, rule: rule.text, action: run.actions.join('; ') });
+      return [...first, ...runFrom(p, env, chain, i + 1, s, depth)];
+    }
+  }
+}
+
 function runFrom(p: Program, env: NodeEnv, chain: string, from: number, s: PacketState, depth: number): ChainOutcome[] {
   if (depth > MAX_DEPTH) throw new InternalError(`chains nest deeper than ${MAX_DEPTH} at ${chain}: a loop`);
   const rules = p.rules(chain);
   for (let i = from; i < rules.length; i++) {
-    const out = runRule(chain, rules[i], s, env);
-    switch (out.t) {
-      case 'next':
-      case 'stop':
-        continue;
-      case 'end':
-        return [{ state: s, end: out.end }];
-      case 'verdict':
-        return applyVerdict(p, env, chain, i, s, out.v, depth);
-      case 'fork':
-        return out.vs.flatMap((v, k) => {
-          const b = forkState(s);
-          record(b, { chain, action: `branch ${k + 1} of ${out.vs.length}: ${verdictText(v)}` });
-          return applyVerdict(p, env, chain, i, b, v, depth);
-        });
-    }
+    const outcomes = settle(p, env, chain, i, s, runRule(chain, rules[i], s, env), depth);
+    if (outcomes) return outcomes;
   }
   return [{ state: s, end: 'continue' }];
 }

@@ -3,13 +3,15 @@
 // own addresses are (for `fib ... type local` and routing) and how its Pod interfaces are
 // named (for `iifname`).
 import { UsageError } from '../../diag/diagnostic.js';
-import { compileTables, failOnWarnings, loadModel } from '../../compile.js';
+import { compileTables, failOnWarnings, loadModel, type ModelResult } from '../../compile.js';
+import type { TableContents } from '../../nft/ruleset.js';
 import type { FamilyModel } from '../../model/types.js';
 import type { InputFile } from '../../input/source.js';
 import { cidrContains, formatIP, type IP } from '../../net/ip.js';
 import { traceBackends, type PreparedTracer, type TraceOptions } from '../backend.js';
 import type { TracePacket } from '../packet.js';
 import type { TraceResult } from '../result.js';
+import { seedAffinity } from './affinity.js';
 import { compileProgram, type Program } from './program.js';
 import { isLocalAddress, type NodeEnv, type PacketState } from './state.js';
 import { walk } from './walk.js';
@@ -81,19 +83,28 @@ function traceOne(t: FamilyTracer | undefined, packet: TracePacket): TraceResult
     added: new Map(),
     path: [],
   };
-  return { packet, origin: `${origin}; table ${family} ${t.program.table}`, branches: walk(t.program, t.env, state, sentByNode) };
+  const affinity = seedAffinity(t.program, t.env, packet, state);
+  return { packet, origin: `${origin}; table ${family} ${t.program.table}${affinity}`, branches: walk(t.program, t.env, state, sentByNode) };
+}
+
+/**
+ * The tracer of compiled tables, one per family of the model (tables[i] is the table of
+ * model.families[i]): for callers that compile the tables themselves.
+ */
+export function tableTracer(model: ModelResult, tables: TableContents[]): (p: TracePacket) => TraceResult {
+  const byFamily = new Map<number, FamilyTracer>();
+  model.families.forEach((m, i) => {
+    byFamily.set(m.family, { model: m, program: compileProgram(tables[i]), env: { localAddresses: m.nodeIPs } });
+  });
+  return (p) => traceOne(byFamily.get(p.src.family), p);
 }
 
 export function prepareNftablesTrace(files: InputFile[], opts: TraceOptions): PreparedTracer {
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
-  const tables = compileTables(model, opts.tableName, warnings);
+  const tables = compileTables(model, opts.tableName, warnings, opts.layout);
   failOnWarnings(opts.strict, warnings);
-  const byFamily = new Map<number, FamilyTracer>();
-  model.families.forEach((m, i) => {
-    byFamily.set(m.family, { model: m, program: compileProgram(tables[i]), env: { localAddresses: m.nodeIPs } });
-  });
-  return { warnings, trace: (p) => traceOne(byFamily.get(p.src.family), p) };
+  return { warnings, trace: tableTracer(model, tables) };
 }
 
 traceBackends.set('nftables', prepareNftablesTrace);

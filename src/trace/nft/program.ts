@@ -5,8 +5,10 @@ import { InternalError } from '../../diag/diagnostic.js';
 import { ruleStmts, type BaseChainSpec, type Element, type Hook } from '../../nft/objects.js';
 import { keyString, type TableContents } from '../../nft/ruleset.js';
 import { ruleBodyText } from '../../nft/text.js';
+import { hostPort } from '../packet.js';
 import type { PacketState } from './state.js';
 import { compileStmt, type StmtFn, type TableIndex } from './stmts.js';
+import { compileExpr, type ExprFn } from './values.js';
 
 export interface CompiledRule {
   /** The rule as nft lists it: body, then comment. */
@@ -19,10 +21,18 @@ export interface BaseChain {
   spec: BaseChainSpec;
 }
 
+/** An `update @set { key }` of an endpoint chain: what a connection through it writes. */
+export interface AffinityWriter {
+  set: string;
+  key: ExprFn;
+}
+
 export interface Program {
   family: 'ip' | 'ip6';
   table: string;
   rules(chain: string): CompiledRule[];
+  /** The updates of every chain that DNATs to the endpoint ("ip:port"), as kproxc's endpoint chains do. */
+  affinityWriters(endpoint: string): AffinityWriter[];
   /** Base chains on a hook, in the order the kernel runs them (priority, lowest first). */
   baseChains(hook: Hook): BaseChain[];
 }
@@ -41,7 +51,7 @@ function tableIndex(t: TableContents): TableIndex {
   };
   return {
     element: (map, key) => of(map).get(key),
-    has: (set: string, key: string, s: PacketState) => of(set).has(key) || (s.added.get(set)?.has(key) ?? false),
+    has: (set: string, key: string, s: PacketState) => of(set).has(key) || (s.added.get(set)?.has(key) ?? false) || (s.before?.get(set)?.has(key) ?? false),
   };
 }
 
@@ -57,6 +67,16 @@ export function compileProgram(t: TableContents): Program {
       })),
     );
   }
+  const writers = new Map<string, AffinityWriter[]>();
+  for (const c of t.chains) {
+    const stmts = c.rules.flatMap((r) => ruleStmts(r));
+    const updates = stmts.flatMap((st) => (st.t === 'update' ? [{ set: st.set, key: compileExpr(st.key) }] : []));
+    for (const st of stmts) {
+      if (st.t !== 'dnat' || updates.length === 0) continue;
+      const k = hostPort(st.ip, st.port);
+      writers.set(k, [...(writers.get(k) ?? []), ...updates]);
+    }
+  }
   const bases = t.chains
     .filter((c) => c.chain.base)
     .map((c) => ({ name: c.chain.name, spec: c.chain.base! }))
@@ -70,5 +90,6 @@ export function compileProgram(t: TableContents): Program {
       return rules;
     },
     baseChains: (hook) => bases.filter((b) => b.spec.hook === hook),
+    affinityWriters: (endpoint) => writers.get(endpoint) ?? [],
   };
 }

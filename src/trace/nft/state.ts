@@ -25,8 +25,10 @@ export interface PacketState {
   /** The destination after DNAT, when a DNAT statement ran. */
   dnat?: { ip: IP; port: number };
   masqueraded: boolean;
-  /** Keys added by `update @set` on this path, per set (the sets start empty, as after a load). */
+  /** Keys added by `update @set` on this path, per set. */
   added: Map<string, Set<string>>;
+  /** What the dynamic sets held before the packet (a client's earlier connection); empty after a load. */
+  before?: Map<string, Set<string>>;
   path: Step[];
 }
 

@@ -18,6 +18,11 @@ export type StmtResult =
   | { t: 'verdict'; v: Verdict; action?: string }
   /** Each verdict is a branch the packet may take; all of them are followed. */
   | { t: 'fork'; vs: Verdict[]; action: string }
+  /**
+   * A random draw the rule may pass or fail (`numgen random mod K 0`): both are followed,
+   * one branch carrying on with the rule's next statement, the other with the next rule.
+   */
+  | { t: 'split'; action: string }
   /** NAT statements accept the packet for this hook; reject ends it. */
   | { t: 'end'; end: 'accept' | 'reject'; action: string };
 
@@ -29,8 +34,26 @@ export interface TableIndex extends SetIndex {
 
 type StmtCompilers = { [K in Stmt['t']]: (st: Extract<Stmt, { t: K }>, t: TableIndex) => StmtFn };
 
+/**
+ * `numgen random mod K [offset C] N` (C <= N < C+K, K > 1): true for one draw in K. The walk
+ * does not pick: the rule forks into a branch where the draw matched and one where it did
+ * not, so a chain of such rules yields each of its targets once, as a `numgen ... vmap` does.
+ */
+function compileRandomMatch(st: Extract<Stmt, { t: 'match' }>): StmtFn | undefined {
+  if (st.left.t !== 'numgen' || st.left.mod <= 1) return undefined;
+  const { mod } = st.left;
+  const offset = st.left.offset ?? 0;
+  if (st.op !== '==' || st.right.t !== 'num' || st.right.n < offset || st.right.n >= offset + mod) {
+    throw new InternalError(`numgen random mod ${mod} can only be traced compared with == to one of its ${mod} values`);
+  }
+  const action = `numgen random mod ${mod} drew ${st.right.n} (1 draw in ${mod}); the other draws go on with the next rule`;
+  return () => ({ t: 'split', action });
+}
+
 const STMTS: StmtCompilers = {
   match: (st, t) => {
+    const random = compileRandomMatch(st);
+    if (random) return random;
     const left = compileExpr(st.left);
     const right = compileValue(st.right, t);
     return (s, env) => {
@@ -79,7 +102,8 @@ const STMTS: StmtCompilers = {
       const added = s.added.get(st.set) ?? new Set<string>();
       added.add(k);
       s.added.set(st.set, added);
-      return { t: 'next', action: `update @${st.set}: ${k} is remembered (session affinity)` };
+      const timeout = st.timeoutSeconds !== undefined ? ` for ${st.timeoutSeconds}s` : '';
+      return { t: 'next', action: `update @${st.set}: ${k} is remembered${timeout} (session affinity)` };
     };
   },
   reject: () => () => ({ t: 'end', end: 'reject', action: 'reject' }),

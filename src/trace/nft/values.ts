@@ -80,10 +80,16 @@ const EXPRS: ExprCompilers = {
       return { t: 'int', n: (d.n & e.mask) >>> 0 };
     };
   },
-  // A random number has no one value: it is only traced inside `numgen ... vmap`, where every
-  // branch is followed. Anywhere else the walk would have to pick, so it refuses.
+  // A random number modulo 1 is 0: `numgen random mod 1 offset C` is the constant C (the
+  // fast-load layout's key parts). Any other random number has no one value: it is traced
+  // only where every outcome can be followed (a verdict map, or a match of one value, see
+  // stmts.ts); anywhere else the walk would have to pick, so it refuses.
   numgen: (e) => {
-    throw new InternalError(`numgen random mod ${e.mod} outside a verdict map cannot be traced without picking a branch`);
+    if (e.mod === 1) {
+      const c: Datum = { t: 'int', n: e.offset ?? 0 };
+      return () => c;
+    }
+    throw new InternalError(`numgen random mod ${e.mod} outside a verdict map or a match cannot be traced without picking a branch`);
   },
 };
 
@@ -131,6 +137,6 @@ export function compileValue(v: Value, sets: SetIndex): ValueFn {
   return c(v, sets);
 }
 
-/** Expression and value kinds the tracer evaluates (numgen only inside `numgen ... vmap`). */
+/** Expression and value kinds the tracer evaluates (a random numgen only where every outcome is followed). */
 export const TRACED_EXPR_KINDS = Object.keys(EXPRS) as Expr['t'][];
 export const TRACED_VALUE_KINDS = Object.keys(VALUES) as Value['t'][];

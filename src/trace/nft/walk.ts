@@ -18,6 +18,8 @@ function finish(s: PacketState, end: 'accept' | 'drop' | 'reject'): Branch {
   const verdict = end !== 'accept' ? end : s.dnat ? 'dnat' : 'none';
   const b: Branch = { verdict, masquerade: s.masqueraded, path: s.path };
   if (s.dnat) b.endpoint = hostPort(s.dnat.ip, s.dnat.port);
+  const written = [...s.added].flatMap(([set, keys]) => [...keys].map((key) => ({ set, key })));
+  if (written.length > 0) b.affinity = written;
   return b;
 }
 

@@ -40,6 +40,8 @@ function traceOne(program: Program, families: FamilyModel[], p: TracePacket): Tr
   if (p.fromNode && !(isLoopback(p.src) || (m?.nodeIPs ?? []).some((a) => ipEquals(a, p.src)))) {
     throw new UsageError(`--from-node: the source ${formatIP(p.src)} is not an address of the node`);
   }
+  // The learned flows an earlier connection installs are not modelled (docs/trace.md).
+  if (p.affinity) throw new UsageError('--affinity applies to --backend nftables only: the ovs walk does not install learned affinity flows');
   return { packet: p, origin: origin(m, p), branches: walkBridge(program, initialState(p)) };
 }
 

@@ -1,0 +1,218 @@
+// Tracing one snapshot in both nftables layouts and comparing what each packet does. The
+// comparison is of outcomes, not of rule texts: each branch's verdict, DNAT endpoint,
+// masquerade, and the session-affinity keys it wrote, mapped back to the endpoint chain
+// whose lookup reads them (kube-proxy: `ip saddr @affinity-<endpoint> goto endpoint-...`;
+// fast-load: the same lookup in one table-wide set with the endpoint's constants in the
+// key). The branches are compared as a multiset: the layouts choose endpoints with rules
+// of different shapes, so only the set of outcomes, with multiplicity, must agree.
+import { LAYOUTS, type Layout } from '../../src/backends/nftables/layout.js';
+import { compileTables, loadModel, type ModelResult } from '../../src/compile.js';
+import type { CompileOptions } from '../../src/model/options.js';
+import { servicePortKey, type FamilyModel } from '../../src/model/types.js';
+import { cidrContains, formatIP, ipFromBytes, parseIP, type CIDR, type IP } from '../../src/net/ip.js';
+import type { Expr } from '../../src/nft/expr.js';
+import { ruleStmts } from '../../src/nft/objects.js';
+import type { TableContents } from '../../src/nft/ruleset.js';
+import { tableTracer } from '../../src/trace/nft/index.js';
+import type { PacketState } from '../../src/trace/nft/state.js';
+import { compileExpr, datumText, type ExprFn } from '../../src/trace/nft/values.js';
+import type { L4Protocol, TracePacket } from '../../src/trace/packet.js';
+import type { TraceResult } from '../../src/trace/result.js';
+
+/** A lookup `KEY @SET goto CHAIN` (or jump): reading SET with KEY sends the packet to CHAIN. */
+interface Reader {
+  key: ExprFn;
+  chain: string;
+}
+
+export interface LayoutTracer {
+  trace(p: TracePacket): TraceResult;
+  /** Every affinity lookup of the table, by set name, for each family. */
+  readers: Map<number, Map<string, Reader[]>>;
+}
+
+function affinityReaders(t: TableContents): Map<string, Reader[]> {
+  const out = new Map<string, Reader[]>();
+  for (const c of t.chains) {
+    for (const r of c.rules) {
+      const stmts = ruleStmts(r);
+      const [m, v] = stmts;
+      if (stmts.length !== 2 || m.t !== 'match' || m.op !== '==' || m.right.t !== 'setref' || v.t !== 'verdict' || !('target' in v.v)) continue;
+      if (!reads(m.left, 'saddr')) continue;
+      const list = out.get(m.right.name) ?? [];
+      list.push({ key: compileExpr(m.left), chain: v.v.target });
+      out.set(m.right.name, list);
+    }
+  }
+  return out;
+}
+
+function reads(e: Expr, field: string): boolean {
+  return (e.t === 'payload' && e.field === field) || (e.t === 'concat' && e.parts.some((p) => reads(p, field)));
+}
+
+export interface LayoutPair {
+  model: ModelResult;
+  tracers: Record<Layout, LayoutTracer>;
+}
+
+export function layoutPair(name: string, text: string, opts: CompileOptions): LayoutPair {
+  const model = loadModel([{ name, text }], opts);
+  const tracers = {} as Record<Layout, LayoutTracer>;
+  for (const layout of LAYOUTS) {
+    const tables = compileTables(model, 'kube-proxy', [], layout);
+    const readers = new Map(model.families.map((m, i) => [m.family as number, affinityReaders(tables[i])]));
+    tracers[layout] = { trace: tableTracer(model, tables), readers };
+  }
+  return { model, tracers };
+}
+
+function probeState(p: TracePacket): PacketState {
+  return { protocol: p.protocol, saddr: p.src, daddr: p.dst, sport: p.sport, dport: p.dport, iif: '', mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
+}
+
+/** The endpoint chain an affinity key written on a branch sends the client to; throws when no lookup reads it. */
+function readerOf(t: LayoutTracer, p: TracePacket, set: string, key: string): string {
+  const env = { localAddresses: [] };
+  const chains = new Set((t.readers.get(p.src.family)?.get(set) ?? []).filter((r) => datumText(r.key(probeState(p), env)!) === key).map((r) => r.chain));
+  if (chains.size !== 1) throw new Error(`affinity key ${key} in @${set} is read by ${chains.size} endpoint chains (${[...chains].join(', ')})`);
+  return [...chains][0];
+}
+
+/** Each branch's outcome as a string, sorted: the multiset the layouts must agree on. */
+export function outcomes(t: LayoutTracer, r: TraceResult): string[] {
+  return r.branches
+    .map((b) => {
+      const affinity = (b.affinity ?? []).map((a) => `${formatIP(r.packet.src)} -> ${readerOf(t, r.packet, a.set, a.key)}`).sort();
+      return JSON.stringify({ verdict: b.verdict, endpoint: b.endpoint ?? null, masquerade: b.masquerade, affinity });
+    })
+    .sort();
+}
+
+/** Traces a packet in both layouts; the outcomes of each, and whether they are equal. */
+export function compareLayouts(pair: LayoutPair, p: TracePacket): { kubeProxy: string[]; fastLoad: string[] } {
+  return { kubeProxy: outcomes(pair.tracers['kube-proxy'], pair.tracers['kube-proxy'].trace(p)), fastLoad: outcomes(pair.tracers['fast-load'], pair.tracers['fast-load'].trace(p)) };
+}
+
+// ---- packets worth sending at a snapshot, derived from its model
+
+/** The address `n` after `ip` (n small; carries across bytes). */
+export function addIP(ip: IP, n: number): IP {
+  const b = Uint8Array.from(ip.bytes);
+  let carry = n;
+  for (let i = b.length - 1; i >= 0 && carry > 0; i--) {
+    const v = b[i] + carry;
+    b[i] = v & 255;
+    carry = v >> 8;
+  }
+  return ipFromBytes(ip.family, b);
+}
+
+/** An address inside the network, a few past its start (the network itself for a host route). */
+function inside(c: CIDR): IP {
+  const bits = c.addr.family === 4 ? 32 : 128;
+  return bits - c.prefix >= 3 ? addIP(c.addr, 5) : c.addr;
+}
+
+const v4or6 = (m: FamilyModel, a: string, b: string): IP => parseIP(m.family === 4 ? a : b)!;
+
+interface Source {
+  src: IP;
+  iif?: string;
+  fromNode?: boolean;
+}
+
+/** Where packets come from: outside, a Pod, the node (arriving and sent by it). */
+function sources(m: FamilyModel): Source[] {
+  const out: Source[] = [{ src: v4or6(m, '203.0.113.9', '2001:db8:ff::9') }];
+  const d = m.localDetector;
+  if (d.mode === 'cidr') out.push({ src: inside(d.cidr) });
+  for (const c of m.podCIDRs) if (d.mode !== 'cidr' || !cidrContains(d.cidr, inside(c))) out.push({ src: inside(c) });
+  if (d.mode === 'bridge') out.push({ src: v4or6(m, '10.244.9.9', 'fd00:244::9'), iif: d.interfaceName });
+  if (d.mode === 'prefix') out.push({ src: v4or6(m, '10.244.9.9', 'fd00:244::9'), iif: `${d.interfacePrefix}0` });
+  for (const n of m.nodeIPs.slice(0, 1)) out.push({ src: n }, { src: n, fromNode: true });
+  return out;
+}
+
+interface Target {
+  dst: IP;
+  port: number;
+  protocol: L4Protocol;
+}
+
+function targets(m: FamilyModel): Target[] {
+  const out: Target[] = [];
+  for (const sp of m.servicePorts) {
+    const protocol = sp.id.protocol.toLowerCase() as L4Protocol;
+    out.push({ dst: sp.clusterIP, port: sp.port, protocol }, { dst: sp.clusterIP, port: sp.port + 1, protocol });
+    if (sp.nodePort) for (const n of m.nodeIPs) out.push({ dst: n, port: sp.nodePort, protocol });
+    for (const ip of [...sp.externalIPs, ...sp.loadBalancerVIPs]) out.push({ dst: ip, port: sp.port, protocol });
+  }
+  for (const c of m.serviceCIDRs) out.push({ dst: addIP(c.addr, 250), port: 80, protocol: 'tcp' });
+  return out;
+}
+
+const packet = (s: Source, t: Target): TracePacket => ({
+  protocol: t.protocol,
+  src: s.src,
+  dst: t.dst,
+  sport: 40000,
+  dport: t.port,
+  ...(s.iif ? { iif: s.iif } : {}),
+  ...(s.fromNode ? { fromNode: true } : {}),
+});
+
+const REFUSED = { 4: ['198.18.0.9', '100.64.0.9', '172.16.0.9'], 6: ['2001:db9::9', 'fd99::9', '2600:1::9'] };
+
+/**
+ * Every target (each Service port's ClusterIP and an unused port of it, its NodePort on each
+ * node address, its external and load-balancer IPs, an unallocated Service address) from
+ * every source (outside, a Pod, the node arriving and sending); each Service port's own
+ * endpoints to its ClusterIP (hairpin); and a source inside each of its allowed ranges,
+ * and one outside them all, to its external addresses.
+ */
+export function derivedPackets(m: FamilyModel): TracePacket[] {
+  const all = targets(m);
+  const out = sources(m).flatMap((s) => all.map((t) => packet(s, t)));
+  for (const sp of m.servicePorts) {
+    const protocol = sp.id.protocol.toLowerCase() as L4Protocol;
+    for (const e of (m.endpoints.get(servicePortKey(sp.id)) ?? []).slice(0, 3)) {
+      out.push(packet({ src: e.ip }, { dst: sp.clusterIP, port: sp.port, protocol }));
+    }
+    const ranges = sp.loadBalancerSourceRanges;
+    if (ranges.length === 0) continue;
+    // A source outside every range, refused.
+    const outside = REFUSED[m.family].map((a) => parseIP(a)!).find((a) => !ranges.some((r) => cidrContains(r, a)));
+    for (const src of [...ranges.map(inside), ...(outside ? [outside] : [])]) {
+      for (const ip of [...sp.externalIPs, ...sp.loadBalancerVIPs]) out.push(packet({ src }, { dst: ip, port: sp.port, protocol }));
+    }
+  }
+  return out;
+}
+
+/**
+ * For each Service port with ClientIP affinity and each of its first endpoints, the
+ * packets of `packets` addressed to that Service port, sent by a client that already has
+ * affinity to the endpoint.
+ */
+export function affinityPackets(m: FamilyModel, packets: TracePacket[]): TracePacket[] {
+  const out: TracePacket[] = [];
+  for (const sp of m.servicePorts) {
+    if (sp.affinityTimeout === undefined) continue;
+    const protocol = sp.id.protocol.toLowerCase();
+    const addressed = (p: TracePacket) =>
+      p.protocol === protocol &&
+      ((p.dport === sp.port && [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerVIPs].some((a) => formatIP(a) === formatIP(p.dst))) ||
+        (sp.nodePort !== 0 && p.dport === sp.nodePort && m.nodeIPs.some((a) => formatIP(a) === formatIP(p.dst))));
+    const mine = packets.filter(addressed);
+    for (const e of (m.endpoints.get(servicePortKey(sp.id)) ?? []).slice(0, 3)) {
+      for (const p of mine) out.push({ ...p, affinity: { ip: e.ip, port: e.port } });
+    }
+  }
+  return out;
+}
+
+/** The endpoints of a trace's outcomes (as `outcomes` gives them), in order, with repeats. */
+export function endpointsOf(outcomes: string[]): (string | null)[] {
+  return outcomes.map((o) => (JSON.parse(o) as { endpoint: string | null }).endpoint);
+}
