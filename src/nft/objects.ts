@@ -68,7 +68,9 @@ export interface NftSet {
 export type KeyPart =
   | { t: 'ip'; ip: IP }
   | { t: 'proto'; name: 'tcp' | 'udp' | 'sctp' }
-  | { t: 'port'; n: number };
+  | { t: 'port'; n: number }
+  /** A part of type 'integer' (32 bits): only in live elements of a set declared by `typeof ... numgen`. */
+  | { t: 'int'; n: number };
 
 export interface Element {
   set: string;
@@ -127,12 +129,15 @@ export function makeRule(r: NewRule): NewRule {
   return r;
 }
 
+export const isUint32 = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= 0xffffffff;
+
 export function makeElement(e: Element): Element {
   checkComment(e.comment);
   for (const p of e.key) {
     if (p.t === 'port' && !(Number.isInteger(p.n) && p.n >= 0 && p.n <= 65535)) {
       throw new InternalError(`port ${p.n} out of range in element of ${e.set}`);
     }
+    if (p.t === 'int' && !isUint32(p.n)) throw new InternalError(`integer ${p.n} out of range in element of ${e.set}`);
   }
   return e;
 }

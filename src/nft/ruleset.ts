@@ -67,10 +67,10 @@ export function keyString(key: KeyPart[]): string {
 
 /**
  * An element's key as a string of character codes that sorts as compareKeys orders the
- * keys, and is equal only for equal keys: each part is its kind ('ip' < 'port' < 'proto',
- * as compareKeys compares kinds), then an address's family and bytes, a port's two bytes,
- * or a protocol's rank by name. Sets are sorted by it with the default sort, without a
- * comparator call per comparison.
+ * keys, and is equal only for equal keys: each part is its kind ('int' < 'ip' < 'port' <
+ * 'proto', as compareKeys compares kinds), then an integer's four bytes, an address's
+ * family and bytes, a port's two bytes, or a protocol's rank by name. Sets are sorted by
+ * it with the default sort, without a comparator call per comparison.
  */
 export function elementSortKey(key: KeyPart[]): string {
   let out = '';
@@ -82,6 +82,9 @@ export function elementSortKey(key: KeyPart[]): string {
     } else if (p.t === 'port') {
       // A port out of range (makeElement refuses it) is kept apart from every valid one.
       out += isPort(p.n) ? String.fromCharCode(1, p.n >> 8, p.n & 0xff) : `\u0003${p.n}\u0000`;
+    } else if (p.t === 'int') {
+      // Below an address (whose second code is its family, 4 or 6), as 'int' < 'ip'; four bytes, high first.
+      out += String.fromCharCode(0, 0, p.n >>> 24, (p.n >>> 16) & 0xff, (p.n >>> 8) & 0xff, p.n & 0xff);
     } else {
       const rank = PROTOCOL_RANK.indexOf(p.name);
       out += rank >= 0 ? String.fromCharCode(2, rank) : `\u0004${p.name}\u0000`;
@@ -101,7 +104,7 @@ export function compareKeys(a: KeyPart[], b: KeyPart[]): number {
     const y = b[i];
     let c = 0;
     if (x.t === 'ip' && y.t === 'ip') c = compareIP(x.ip, y.ip);
-    else if (x.t === 'port' && y.t === 'port') c = x.n - y.n;
+    else if ((x.t === 'port' && y.t === 'port') || (x.t === 'int' && y.t === 'int')) c = x.n - y.n;
     else if (x.t === 'proto' && y.t === 'proto') c = x.name < y.name ? -1 : x.name > y.name ? 1 : 0;
     else c = x.t < y.t ? -1 : 1;
     if (c !== 0) return c;

@@ -10,7 +10,7 @@ import { canonicalStmt, jsonEquals } from '../../nft/canonical.js';
 import type { Family, Stmt, Verdict } from '../../nft/expr.js';
 import { isObj, oneOf, readStmtShape, readVerdict, type Obj } from '../../nft/json-read.js';
 import { stmtJson, type Json } from '../../nft/json.js';
-import type { BaseChainSpec, Chain, DataType, Element, Hook, KeyPart, NftSet } from '../../nft/objects.js';
+import { isUint32, type BaseChainSpec, type Chain, type DataType, type Element, type Hook, type KeyPart, type NftSet } from '../../nft/objects.js';
 
 /** A piece of the listing we do not understand; `field` is its path inside the object. */
 export class Unreadable extends Error {
@@ -131,8 +131,8 @@ function readKeyPart(j: Json, type: DataType): KeyPart | null {
     }
     case 'inet_service':
       return typeof j === 'number' && Number.isInteger(j) && j >= 0 && j <= 65535 ? { t: 'port', n: j } : null;
-    case 'integer': // only in the fast-load affinity set, whose members are never read
-      return null;
+    case 'integer':
+      return typeof j === 'number' && isUint32(j) ? { t: 'int', n: j } : null;
   }
 }
 
@@ -143,7 +143,11 @@ function readKey(j: Json, set: NftSet): KeyPart[] | null {
   return key.every((k) => k !== null) ? (key as KeyPart[]) : null;
 }
 
-/** One entry of a set's or map's `elem` array (never of a set with timeouts: see checked/reader.ts). */
+/**
+ * One entry of a set's or map's `elem` array. In a set with timeouts (read only for the
+ * sets of live/view.ts readsDynamicMembers) an entry also has its timeout and the time
+ * left, which are state, not wanted: not kept.
+ */
 export function readElement(j: Json, set: NftSet, field: string): Element {
   let keyJson: Json = j;
   let value: Verdict | undefined;
@@ -156,9 +160,9 @@ export function readElement(j: Json, set: NftSet, field: string): Element {
   }
   let comment: string | undefined;
   if (isObj(keyJson) && isObj(keyJson.elem)) {
-    // {"elem": {"val": KEY, "comment": "..."}}: the form of an element with a comment.
+    // {"elem": {"val": KEY, "comment": "..."}}: the form of an element with a comment (or a timeout).
     const e = keyJson.elem;
-    onlyKeys(e, ['val', 'comment'], field);
+    onlyKeys(e, set.flags?.includes('timeout') ? ['val', 'comment', 'timeout', 'expires'] : ['val', 'comment'], field);
     comment = optStr(e, 'comment');
     keyJson = e.val ?? null;
   }

@@ -18,7 +18,7 @@ const PART: Record<DataType, RegExp> = {
   ipv6_addr: sticky('"([0-9a-f:.]{2,45})"'),
   inet_proto: sticky('"(tcp|udp|sctp)"'),
   inet_service: sticky('(0|[1-9][0-9]{0,4})'),
-  integer: sticky('(?!)'), // only the fast-load affinity set's, whose members are never read
+  integer: sticky('(?!)'), // only in sets with timeouts, whose members are read as JSON (scan.ts)
 };
 const VERDICT = sticky('\\{"(?:(jump|goto)": \\{"target": "([A-Za-z_.][A-Za-z0-9_./-]*)"\\}|(drop|accept|return)": null)\\}');
 const COMMENT = sticky(', "comment": "([^"\\\\\\x00-\\x1f]*)"\\}\\}');

@@ -122,7 +122,9 @@ class Scan {
     } catch {
       return -1; // read as JSON, which reports it
     }
-    if (set.flags?.includes('timeout')) return -1; // its members are not read at all
+    // Read as JSON: the members of a set with timeouts are not read, or (view.ts
+    // readsDynamicMembers) carry their timeouts.
+    if (set.flags?.includes('timeout')) return -1;
     const lines = readElements(text, elemStart, itemEnd - 3, set);
     if (!lines || !this.parseWaiting()) return -1;
     this.reader.addParsed(head, NOWHERE);

@@ -306,6 +306,7 @@ function keyParts(key: string, types: DataType[]): KeyPart[] {
     const w = words[i];
     if (type === 'inet_service') return { t: 'port', n: Number(w) };
     if (type === 'inet_proto') return { t: 'proto', name: w as 'tcp' | 'udp' | 'sctp' };
+    if (type === 'integer') return { t: 'int', n: Number(w) };
     return { t: 'ip', ip: parseIP(w)! };
   });
 }

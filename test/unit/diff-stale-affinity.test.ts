@@ -1,0 +1,169 @@
+// fast-load's table-wide affinity set: the diff removes the members of endpoints that are
+// gone (each added, then deleted), and nothing else, read by either live reader.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
+import { diffLive, diffTables } from '../../src/diff/diff.js';
+import { readLive } from '../../src/live/checked/reader.js';
+import { readCompactText } from '../../src/live/compact/start.js';
+import { compactView } from '../../src/live/compact/table.js';
+import type { Family } from '../../src/nft/expr.js';
+import type { TableContents } from '../../src/nft/ruleset.js';
+import { transactionText } from '../../src/nft/text.js';
+import { ruleText } from '../../src/live/view.js';
+import { ROOT } from '../helpers/kproxc.js';
+import { spaced } from '../helpers/live-listing.js';
+import { parseArgsToOptions } from '../helpers/options.js';
+
+// `sticky` has ClientIP affinity and three endpoints in each family.
+const file = path.join(ROOT, 'fixtures/ovs/dual-stack-node.yaml');
+const full = fs.readFileSync(file, 'utf8');
+const gone = { ip: '10.244.2.30', ip6: 'fd00.10.244.2..30' };
+const reduced = full.replace('- {addresses: [10.244.2.30], nodeName: node-b}\n', '').replace("- {addresses: ['fd00:10:244:2::30'], nodeName: node-b}\n", '');
+const client = { ip: '203.0.113.7', ip6: '2001:db8:c::7' };
+const FAMILIES: Family[] = ['ip', 'ip6'];
+
+function compiled(text: string, form: 'printed' | 'statements'): TableContents[] {
+  const model = loadModel([{ name: file, text }], parseArgsToOptions([]));
+  return (form === 'printed' ? compilePrintedTables : compileTables)(model, 'kube-proxy', [], 'fast-load');
+}
+
+/** The constants each endpoint chain's `update @affinity` writes, by the chain's endpoint address (an IPv6 one with dots for colons, as in chain names). */
+function constantsByEndpoint(t: TableContents): Map<string, [number, number]> {
+  const out = new Map<string, [number, number]>();
+  for (const c of t.chains) {
+    for (const r of c.rules) {
+      const m = /^update @affinity \{ ip6? saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1 offset (\d+) timeout/.exec(ruleText(r));
+      const ep = /__([0-9a-f.]+)\/\d+$/.exec(c.chain.name);
+      if (m && ep) out.set(ep[1], [Number(m[1]), Number(m[2])]);
+    }
+  }
+  return out;
+}
+
+/** A listing of our two tables, each with only the table-wide set and these members (as nft lists them). */
+function listing(members: Record<Family, [string, number, number][]>): string {
+  let handle = 1;
+  const items: unknown[] = [{ metainfo: { version: '1.0.6', release_name: 'Lester Gooch #5', json_schema_version: 1 } }];
+  for (const family of FAMILIES) {
+    items.push({ table: { family, name: 'kube-proxy', handle: handle++ } });
+    const set: Record<string, unknown> = {
+      family,
+      name: 'affinity',
+      table: 'kube-proxy',
+      type: [family === 'ip' ? 'ipv4_addr' : 'ipv6_addr', 'integer', 'integer'],
+      handle: handle++,
+      size: 2147483647,
+      flags: ['timeout'],
+      timeout: 10800,
+    };
+    if (members[family].length) set.elem = members[family].map(([addr, a, b]) => ({ elem: { val: { concat: [addr, a, b] }, timeout: 60, expires: 56 } }));
+    items.push({ set });
+  }
+  return `{"nftables": [${items.map(spaced).join(', ')}]}\n`;
+}
+
+/** The transaction from `listing` to the wanted tables, by each reader and each form of the wanted tables; all must agree. */
+function diffBoth(text: string, desiredText: string): string {
+  const read = readCompactText(text, 'kube-proxy');
+  expect(read).toMatchObject({ readable: true, problemsIn: [] });
+  const results = new Set<string>();
+  for (const form of ['printed', 'statements'] as const) {
+    const desired = compiled(desiredText, form);
+    results.add(transactionText(diffTables(desired, readLive([text], 'live.json', { tableName: 'kube-proxy', families: FAMILIES })).now));
+    results.add(transactionText(diffLive(desired, read.tables.map(compactView)).now));
+  }
+  expect(results.size).toBe(1);
+  return [...results][0];
+}
+
+const elementLines = (tx: string) => tx.split('\n').filter((l) => / element ip6? kube-proxy affinity /.test(l));
+
+describe('diff: stale members of the table-wide affinity set', () => {
+  const byFamily = Object.fromEntries(compiled(full, 'statements').map((t) => [t.table.family, constantsByEndpoint(t)])) as Record<Family, Map<string, [number, number]>>;
+
+  it('the fixture has the endpoints the test needs', () => {
+    expect(reduced.length).toBeLessThan(full.length - 80);
+    for (const f of FAMILIES) {
+      expect(byFamily[f].size, f).toBeGreaterThanOrEqual(3);
+      expect(byFamily[f].has(gone[f]), f).toBe(true);
+    }
+  });
+
+  /** The client with every endpoint of the full snapshot, in both families, and one with constants no endpoint has. */
+  const everyEndpoint = (): Record<Family, [string, number, number][]> => {
+    const out = { ip: [], ip6: [] } as Record<Family, [string, number, number][]>;
+    for (const f of FAMILIES) {
+      for (const [a, b] of byFamily[f].values()) out[f].push([client[f], a, b]);
+      out[f].push([client[f], 12345, 67890]);
+    }
+    return out;
+  };
+
+  it('removes exactly the members of removed endpoints (and of none), added then deleted, at the end', () => {
+    const tx = diffBoth(listing(everyEndpoint()), reduced);
+    const want: string[] = [];
+    for (const f of FAMILIES) {
+      // Sorted as the reader sorts the members: by the constants, the address being the same.
+      const stale: [number, number][] = [byFamily[f].get(gone[f])!, [12345, 67890]];
+      stale.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+      for (const [a, b] of stale) {
+        const key = `{ ${client[f]} . ${a} . ${b} }`;
+        want.push(`add element ${f} kube-proxy affinity ${key}`, `delete element ${f} kube-proxy affinity ${key}`);
+      }
+    }
+    expect(elementLines(tx)).toEqual(want);
+    // Last in each family's part of the transaction: after every chain and rule.
+    const lines = tx.trim().split('\n');
+    for (const f of FAMILIES) {
+      const own = lines.filter((l) => new RegExp(`^\\S+ \\S+ ${f} kube-proxy `).test(l));
+      expect(own.slice(-4), f).toEqual(want.filter((l) => l.includes(` ${f} kube-proxy `)));
+    }
+  });
+
+  it('nothing stale: the transaction of an empty set, no element lines', () => {
+    const kept = everyEndpoint();
+    for (const f of FAMILIES) kept[f] = kept[f].filter(([, a, b]) => [...byFamily[f].values()].some(([x, y]) => x === a && y === b));
+    const tx = diffBoth(listing(kept), full);
+    expect(elementLines(tx)).toEqual([]);
+    expect(tx).toBe(diffBoth(listing({ ip: [], ip6: [] }), full));
+  });
+
+  it('kube-proxy layout wanted: the set goes whole, no member is touched', () => {
+    const model = loadModel([{ name: file, text: reduced }], parseArgsToOptions([]));
+    const tx = transactionText(diffTables(compileTables(model, 'kube-proxy', []), readLive([listing(everyEndpoint())], 'live.json', { tableName: 'kube-proxy', families: FAMILIES })).now);
+    expect(elementLines(tx)).toEqual([]);
+    expect(tx).toContain('delete set ip kube-proxy affinity');
+  });
+});
+
+describe('live readers: members of sets with timeouts', () => {
+  // kube-proxy's per-endpoint affinity set beside the table-wide one, both with members.
+  const text = `{"nftables": [${[
+    { table: { family: 'ip', name: 'kube-proxy', handle: 1 } },
+    { set: { family: 'ip', name: 'affinity', table: 'kube-proxy', type: ['ipv4_addr', 'integer', 'integer'], handle: 2, size: 2147483647, flags: ['timeout'], timeout: 10800, elem: [{ elem: { val: { concat: ['203.0.113.2', 1499248381, 2110964128] }, timeout: 60, expires: 56 } }, { elem: { val: { concat: ['203.0.113.1', 7, 8] }, expires: 10799 } }] } },
+    { set: { family: 'ip', name: 'affinity-X4GZ3LYA-ns1/svc1/tcp/p80__10.1.0.1/80', table: 'kube-proxy', type: 'ipv4_addr', handle: 3, size: 65535, flags: ['timeout'], timeout: 10800, elem: [{ elem: { val: '203.0.113.2', timeout: 10800, expires: 10790 } }] } },
+  ]
+    .map(spaced)
+    .join(', ')}]}`;
+
+  it('read the table-wide set as address and two integers, sorted; leave the per-endpoint set unread; both readers alike', () => {
+    const checked = readLive([text], 'live.json', { tableName: 'kube-proxy', families: ['ip'] })[0];
+    const read = readCompactText(text, 'kube-proxy');
+    expect(read).toMatchObject({ readable: true, problemsIn: [] });
+    const compact = compactView(read.tables[0]);
+    for (const sets of [checked.sets.map((s) => ({ name: s.set.name, keys: s.elements.map((e) => e.key) })), compact.sets.map((s) => ({ name: s.set.name, keys: s.keys.map((_, i) => s.element(i).key) }))]) {
+      expect(sets).toEqual([
+        {
+          name: 'affinity',
+          keys: [
+            [{ t: 'ip', ip: { family: 4, bytes: Uint8Array.from([203, 0, 113, 1]) } }, { t: 'int', n: 7 }, { t: 'int', n: 8 }],
+            [{ t: 'ip', ip: { family: 4, bytes: Uint8Array.from([203, 0, 113, 2]) } }, { t: 'int', n: 1499248381 }, { t: 'int', n: 2110964128 }],
+          ],
+        },
+        { name: 'affinity-X4GZ3LYA-ns1/svc1/tcp/p80__10.1.0.1/80', keys: [] },
+      ]);
+    }
+  });
+});
