@@ -1,7 +1,8 @@
 // Real packets through kproxc's rules: a cluster of network namespaces (docs/dataplane-tests.md)
 // whose node loads `kproxc compile` output with nft, and clients that connect to Services
 // and check which endpoint answered and which source it saw, against the snapshot. Each
-// snapshot of test/dataplane/ is loaded in turn into the same namespaces.
+// snapshot of test/dataplane/ is loaded in turn into the same namespaces, in kube-proxy's
+// layout and in the fast-load layout (docs/fast-load.md): the same scenarios pass in both.
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { Cluster } from './helpers/dataplane/cluster.js';
@@ -29,9 +30,11 @@ const built = (): Cluster => {
 
 it(HARNESS_CHECK.name, () => HARNESS_CHECK.run(built(), built().snapshots[0]));
 
-for (const file of SNAPSHOTS) {
-  describe(`${path.basename(file)} loaded with kproxc compile`, () => {
-    beforeAll(() => built().load(file));
-    for (const s of SCENARIOS) it(s.name, () => s.run(built(), built().snapshot(file)));
-  });
+for (const layout of ['kube-proxy', 'fast-load'] as const) {
+  for (const file of SNAPSHOTS) {
+    describe(`${path.basename(file)} loaded with kproxc compile --layout ${layout}`, () => {
+      beforeAll(() => built().load(file, layout));
+      for (const s of SCENARIOS) it(s.name, () => s.run(built(), built().snapshot(file)));
+    });
+  }
 }

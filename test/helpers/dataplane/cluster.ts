@@ -17,20 +17,22 @@ export interface NodeBackend {
   readonly prefix: string;
   /** Builds the topology, handing each namespace to `track` as soon as it exists. */
   build(plan: TopologyPlan, track: (ns: Netns) => void): Topology;
-  /** Compiles `file` with kproxc for this backend and loads the output into the node. */
-  load(file: string, topology: Topology): Promise<void>;
+  /** Compiles `file` with kproxc for this backend (nftables: in `layout`) and loads the output into the node. */
+  load(file: string, topology: Topology, layout?: NftLayout): Promise<void>;
   /** Stops what build started other than namespaces; synchronous (exit hook), safe twice. */
   teardown(): void;
 }
 
-/** `kproxc compile FILE | nft -f -` on the node: a full, atomic replace of its tables. */
+export type NftLayout = 'kube-proxy' | 'fast-load';
+
+/** `kproxc compile --layout LAYOUT FILE | nft -f -` on the node: a full, atomic replace of its tables. */
 export function nftablesNode(): NodeBackend {
   return {
     prefix: NETNS_PREFIX,
     build: buildTopology,
-    async load(file, topology) {
-      const r = await kproxc(['compile', file]);
-      if (r.code !== 0) throw new Error(`kproxc compile ${file} exited ${r.code}: ${r.stderr}`);
+    async load(file, topology, layout = 'kube-proxy') {
+      const r = await kproxc(['compile', '--layout', layout, file]);
+      if (r.code !== 0) throw new Error(`kproxc compile --layout ${layout} ${file} exited ${r.code}: ${r.stderr}`);
       topology.node.nft(['-f', '-'], r.stdout);
     },
     teardown() {},
@@ -119,9 +121,9 @@ export class Cluster<B extends NodeBackend = NodeBackend> {
     return s;
   }
 
-  /** Compiles `file` and loads it into the node with the backend (nftables: a full replace). */
-  async load(file: string): Promise<void> {
-    await this.backend.load(file, this.topology!);
+  /** Compiles `file` and loads it into the node with the backend (nftables: a full replace, in `layout`). */
+  async load(file: string, layout?: NftLayout): Promise<void> {
+    await this.backend.load(file, this.topology!, layout);
     this.current = this.snapshot(file);
   }
 
@@ -129,9 +131,9 @@ export class Cluster<B extends NodeBackend = NodeBackend> {
    * `nft -j list ruleset | kproxc diff FILE --live - | nft -f -` on the node (docs/cli.md's
    * contract). Returns the script it applied, so a caller can check how small it was.
    */
-  async diff(file: string): Promise<string> {
+  async diff(file: string, layout: NftLayout = 'kube-proxy'): Promise<string> {
     const live = this.node.nft(['-j', 'list', 'ruleset']);
-    const r = await kproxc(['diff', file, '--live', '-'], live);
+    const r = await kproxc(['diff', '--layout', layout, file, '--live', '-'], live);
     if (r.code !== 0) throw new Error(`kproxc diff ${file} --live - exited ${r.code}: ${r.stderr.trim()}`);
     this.node.nft(['-f', '-'], r.stdout);
     this.current = this.snapshot(file);

@@ -136,7 +136,8 @@ export function ovsNode(): OvsNode {
     },
     build,
     /** `kproxc compile --backend ovs FILE` loaded with `ovs-ofctl -O OpenFlow15 bundle`: a full replace. */
-    async load(file) {
+    async load(file, _topology, layout) {
+      if (layout !== undefined && layout !== 'kube-proxy') throw new Error('--layout is nftables only');
       const r = await kproxc(['compile', '--backend', 'ovs', file]);
       if (r.code !== 0) throw new Error(`kproxc compile --backend ovs ${file} exited ${r.code}: ${r.stderr}`);
       running().loadBundle(r.stdout);
