@@ -5,11 +5,9 @@
 // holds, and a second diff is empty.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FIXTURES, golden } from './helpers/fixtures.js';
-import { tempDir } from './helpers/diff-nft.js';
-import { addFreshBridge, applyBundle, compileBundle, diffTo, dumps, stepTo } from './helpers/ovs-diff.js';
-import { startOvs, type Ovs } from './helpers/ovs.js';
+import { applyBundle, bridgeForSuite, compileBundle, diffTo, dumps, stepTo } from './helpers/ovs-diff.js';
 
 const DIR = path.join(FIXTURES, 'ovs-diff');
 const CASES = fs
@@ -19,17 +17,7 @@ const CASES = fs
   .sort();
 
 describe('golden ovs diffs, applied to a real bridge', () => {
-  let ovs: (Ovs & { stop(): void }) | undefined;
-  let dir = '';
-  beforeAll(() => {
-    ovs = startOvs();
-    addFreshBridge(ovs);
-    dir = tempDir('ovs-cases');
-  });
-  afterAll(() => {
-    ovs?.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const bridge = bridgeForSuite('ovs-cases');
 
   it('has cases', () => expect(CASES.length).toBeGreaterThan(3));
 
@@ -38,13 +26,13 @@ describe('golden ovs diffs, applied to a real bridge', () => {
       const before = path.join(DIR, `${name}.before.yaml`);
       const after = path.join(DIR, `${name}.after.yaml`);
       const full = await compileBundle(before);
-      applyBundle(ovs!, full);
-      const { bundle } = await diffTo(dir, after, dumps(ovs!));
+      applyBundle(bridge.ovs, full);
+      const { bundle } = await diffTo(bridge.dir, after, dumps(bridge.ovs));
       expect(bundle).toBe(golden(`ovs-diff/${name}.ofctl`, bundle));
       if (name === 'unchanged') expect(bundle).toBe('');
       else expect(bundle.split('\n').length).toBeLessThan(full.split('\n').length / 3);
       // stepTo diffs again from the same bridge (the same bundle), applies it and checks it.
-      expect(await stepTo(ovs!, dir, after)).toBe(bundle);
+      expect(await stepTo(bridge.ovs, bridge.dir, after)).toBe(bundle);
     });
   }
 });

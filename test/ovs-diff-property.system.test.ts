@@ -5,11 +5,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applyChange, cloneCluster, historyArb, initialCluster, snapshot, type Change } from './helpers/cluster-changes.js';
-import { tempDir } from './helpers/diff-nft.js';
-import { addFreshBridge, applyBundle, compileBundle, dumps, stepTo } from './helpers/ovs-diff.js';
-import { BRIDGE, startOvs, type Ovs } from './helpers/ovs.js';
+import { applyBundle, bridgeForSuite, compileBundle, dumps, stepTo } from './helpers/ovs-diff.js';
+import { BRIDGE, type Ovs } from './helpers/ovs.js';
 
 const FOREIGN = 'cookie=0x42, table=30, priority=5,tcp,tp_dst=22 actions=NORMAL';
 
@@ -31,21 +30,11 @@ async function runHistory(ovs: Ovs, dir: string, h: { services: number; steps: C
 }
 
 describe('ovs diff converges on a real bridge over random cluster histories', () => {
-  let ovs: (Ovs & { stop(): void }) | undefined;
-  let dir = '';
-  beforeAll(() => {
-    ovs = startOvs();
-    addFreshBridge(ovs);
-    dir = tempDir('ovs-prop');
-  });
-  afterAll(() => {
-    ovs?.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const bridge = bridgeForSuite('ovs-prop');
 
   it('every step applies, owns what a fresh load holds, and re-diffs empty', async () => {
     await fc.assert(
-      fc.asyncProperty(historyArb, (h) => runHistory(ovs!, dir, h)),
+      fc.asyncProperty(historyArb, (h) => runHistory(bridge.ovs, bridge.dir, h)),
       { numRuns: Number(process.env.KPROXC_OVS_DIFF_RUNS ?? 12), endOnFailure: true },
     );
   });

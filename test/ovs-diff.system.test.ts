@@ -6,11 +6,10 @@
 // moved, and a group past 700 buckets grown and shrunk; each step re-diffs empty.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { snapshot, type Cluster, type Service } from './helpers/cluster-changes.js';
-import { tempDir } from './helpers/diff-nft.js';
-import { addFreshBridge, applyBundle, compileBundle, diffTo, dumps, learned, owned, stepTo } from './helpers/ovs-diff.js';
-import { sleepMs, startOvs, type Ovs } from './helpers/ovs.js';
+import { applyBundle, bridgeForSuite, compileBundle, diffTo, dumps, learned, owned, stepTo } from './helpers/ovs-diff.js';
+import { sleepMs, type Ovs } from './helpers/ovs.js';
 
 const ETH = 'eth(src=50:54:00:00:00:01,dst=50:54:00:00:00:02)';
 const VIP = '10.96.0.10';
@@ -63,25 +62,15 @@ const DNS = svc('dns', 30, { ports: [{ name: 'dns', port: 53, protocol: 'UDP', t
 const CLIENTS = Array.from({ length: 8 }, (_, i) => `198.18.0.${i + 1}`);
 
 describe('kproxc diff --backend ovs on a real bridge', () => {
-  let ovs: (Ovs & { stop(): void }) | undefined;
-  let dir = '';
+  const bridge = bridgeForSuite('ovs');
   const write = (name: string, c: Cluster) => {
-    const file = path.join(dir, `${name}.yaml`);
+    const file = path.join(bridge.dir, `${name}.yaml`);
     fs.writeFileSync(file, snapshot(c));
     return file;
   };
-  beforeAll(() => {
-    ovs = startOvs();
-    addFreshBridge(ovs);
-    dir = tempDir('ovs');
-  });
-  afterAll(() => {
-    ovs?.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
 
   it('A -> B keeps the learned flows of remaining endpoints, drops the others, and the client keeps its endpoint', async () => {
-    const o = ovs!;
+    const o = bridge.ovs;
     applyBundle(o, await compileBundle(write('a', cluster([STICKY([1, 2, 3, 4]), WEB, DNS]))));
     for (const [i, c] of CLIENTS.entries()) o.receive('p1', [syn(c, 41000 + i)]);
     const before = eventually(() => learned(dumps(o)), (l) => l.length >= CLIENTS.length);
@@ -91,10 +80,10 @@ describe('kproxc diff --backend ovs on a real bridge', () => {
     const gone = picks.find((p) => p !== picks[0]);
     expect(gone, 'the clients spread over more than one endpoint').toBeDefined();
     const remaining = [1, 2, 3, 4].filter((i) => `10.128.1.${i}` !== gone);
-    const { bundle } = await diffTo(dir, write('b', cluster([STICKY(remaining), WEB, svc('cart', 40, { endpoints: [ep(40)] })])), dumps(o));
+    const { bundle } = await diffTo(bridge.dir, write('b', cluster([STICKY(remaining), WEB, svc('cart', 40, { endpoints: [ep(40)] })])), dumps(o));
     expect(bundle).not.toMatch(/^flow delete$|group_id=all/m);
     applyBundle(o, bundle);
-    applyBundle(o, await compileBundle(path.join(dir, 'b.yaml')), 'br-fresh');
+    applyBundle(o, await compileBundle(path.join(bridge.dir, 'b.yaml')), 'br-fresh');
     expect(owned(dumps(o))).toEqual(owned(dumps(o, 'br-fresh')));
 
     const goneHex = (gone as string).split('.').reduce((n, x) => n * 256 + Number(x), 0).toString(16);
@@ -110,10 +99,10 @@ describe('kproxc diff --backend ovs on a real bridge', () => {
   });
 
   it('B -> C -> D -> E: Services come and go, ports change, endpoints move, a large group grows and shrinks', async () => {
-    const o = ovs!;
+    const o = bridge.ovs;
     const big = (n: number) => svc('big', 50, { endpoints: many(n) });
     const c = cluster([STICKY([1, 2]), { ...WEB, endpoints: [ep(20), ep(21, true), ep(22)] }, svc('cart', 40, { endpoints: [ep(40)] }), big(750)]);
-    const cBundle = await stepTo(o, dir, write('c', c));
+    const cBundle = await stepTo(o, bridge.dir, write('c', c));
     expect(cBundle).toMatch(/^group insert_bucket /m);
     const d = cluster([
       STICKY([2, 5]),
@@ -121,11 +110,11 @@ describe('kproxc diff --backend ovs on a real bridge', () => {
       svc('orders', 60, { type: 'NodePort', ports: [{ name: 'grpc', port: 9000, protocol: 'TCP', targetPort: 9000, nodePort: 30090 }], endpoints: [ep(60, true)] }),
       big(900),
     ]);
-    const dBundle = await stepTo(o, dir, write('d', d));
+    const dBundle = await stepTo(o, bridge.dir, write('d', d));
     expect(dBundle).toMatch(/^group add_or_mod group_id=\d+,type=select/m);
     expect(dBundle).toMatch(/^group delete group_id=/m);
     const e = cluster([STICKY([2, 5]), big(720)]);
-    await stepTo(o, dir, write('e', e));
+    await stepTo(o, bridge.dir, write('e', e));
     // The group rewritten as 360 + 360 buckets selects from both shares (OVS 3.1 builds a
     // select group's hash from the inserted buckets alone when they are few: see
     // docs/ovs-backend.md), traced over many source ports.
@@ -141,7 +130,7 @@ describe('kproxc diff --backend ovs on a real bridge', () => {
   });
 
   it('an unchanged bridge gives an empty bundle, and --exit-code says so', async () => {
-    const r = await diffTo(dir, path.join(dir, 'e.yaml'), dumps(ovs!), ['--exit-code']);
+    const r = await diffTo(bridge.dir, path.join(bridge.dir, 'e.yaml'), dumps(bridge.ovs), ['--exit-code']);
     expect(r).toEqual({ bundle: '', stderr: '', code: 0 });
   });
 });

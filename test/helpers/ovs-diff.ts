@@ -4,13 +4,33 @@
 // learned (affinity flows, which a fresh load would not have).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { tempDir } from './diff-nft.js';
 import { kproxc } from './kproxc.js';
-import { BRIDGE, sleepMs, type Ovs } from './ovs.js';
+import { BRIDGE, ovsForSuite, sleepMs, type Ovs } from './ovs.js';
 
 export const FRESH = 'br-fresh';
 
 /** Adds the bridge that fresh compiles are loaded into, in the same daemons. */
+/** A suite's private Open vSwitch with a fresh bridge, and a temp dir for its files: both gone after it. */
+export function bridgeForSuite(tag: string): { readonly ovs: Ovs; readonly dir: string } {
+  const ovs = ovsForSuite();
+  let dir = '';
+  beforeAll(() => {
+    addFreshBridge(ovs());
+    dir = tempDir(tag);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return {
+    get ovs() {
+      return ovs();
+    },
+    get dir() {
+      return dir;
+    },
+  };
+}
+
 export function addFreshBridge(ovs: Ovs): void {
   ovs.vsctl(['add-br', FRESH, '--', 'set', 'bridge', FRESH, 'datapath_type=dummy', 'fail-mode=secure', 'protocols=OpenFlow10,OpenFlow13,OpenFlow15']);
 }
