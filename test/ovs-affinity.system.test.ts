@@ -10,7 +10,7 @@ import { loadModel } from '../src/compile.js';
 import { categorizeEndpoints } from '../src/model/categorize.js';
 import { servicePortKey } from '../src/model/types.js';
 import { GOLDEN, FIXTURES } from './helpers/fixtures.js';
-import { sleepMs, startOvs, type Ovs } from './helpers/ovs.js';
+import { eventually, startOvs, type Ovs } from './helpers/ovs.js';
 
 const CASE = 'ovs/dual-stack-node';
 const SNAPSHOT = path.join(FIXTURES, `${CASE}.yaml`);
@@ -52,20 +52,6 @@ function expectedEndpoints(namespace: string, name: string, port: string, protoc
   const m = model.families.find((f) => f.family === family)!;
   const sp = m.servicePorts.find((s) => s.id.namespace === namespace && s.id.name === name && s.id.port === port && s.id.protocol === protocol)!;
   return categorizeEndpoints(m.endpoints.get(servicePortKey(sp.id)) ?? [], sp, m.nodeName, m.nodeLabels).clusterEndpoints.map((e) => e.key);
-}
-
-/**
- * Injected packets wait in the dummy port's queue until the datapath thread takes them, so
- * what they cause (conntrack entries, learned flows) is polled for, up to a few seconds.
- */
-function eventually<T>(read: () => T, done: (v: T) => boolean): T {
-  const deadline = Date.now() + 5000;
-  let v = read();
-  while (!done(v) && Date.now() < deadline) {
-    sleepMs(20);
-    v = read();
-  }
-  return v;
 }
 
 function learnedFlows(ovs: Ovs): string[] {

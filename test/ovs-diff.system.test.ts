@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { snapshot, type Cluster, type Service } from './helpers/cluster-changes.js';
 import { applyBundle, bridgeForSuite, compileBundle, diffTo, dumps, learned, owned, stepTo } from './helpers/ovs-diff.js';
-import { sleepMs, type Ovs } from './helpers/ovs.js';
+import { eventually, type Ovs } from './helpers/ovs.js';
 
 const ETH = 'eth(src=50:54:00:00:00:01,dst=50:54:00:00:00:02)';
 const VIP = '10.96.0.10';
@@ -26,16 +26,6 @@ function chosen(ovs: Ovs, client: string): string[] {
     if (m && m[1] === client && m[2] === VIP) out.push(m[3]);
   }
   return out;
-}
-
-function eventually<T>(read: () => T, done: (v: T) => boolean): T {
-  const deadline = Date.now() + 5000;
-  let v = read();
-  while (!done(v) && Date.now() < deadline) {
-    sleepMs(20);
-    v = read();
-  }
-  return v;
 }
 
 const ep = (i: number, local = false) => ({ ip: `10.128.1.${i}`, local });

@@ -77,6 +77,20 @@ export function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/**
+ * Injected packets wait in the dummy port's queue until the datapath thread takes them, so
+ * what they cause (conntrack entries, learned flows) is polled for, up to a few seconds.
+ */
+export function eventually<T>(read: () => T, done: (v: T) => boolean): T {
+  const deadline = Date.now() + 5000;
+  let v = read();
+  while (!done(v) && Date.now() < deadline) {
+    sleepMs(20);
+    v = read();
+  }
+  return v;
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
