@@ -10,7 +10,7 @@ import { clusterObjects, makeCluster, renderSnapshot } from '../scripts/gen-snap
 import { kproxc, ROOT } from './helpers/kproxc.js';
 import { canonicalListing, withNetns } from './helpers/netns.js';
 import { LAB, PacketLab } from './helpers/packet-lab.js';
-import { randomCluster, samplePackets } from './helpers/random-cluster.js';
+import { randomCluster, samplePackets, withSnapshotFile } from './helpers/random-cluster.js';
 import { readFlows } from './helpers/trace.js';
 import { traceBesideKernel, type Case } from './helpers/trace-vs-kernel.js';
 
@@ -41,19 +41,13 @@ async function crossCheck(file: string, cases: Case[]) {
 
 describe('fast-load does on real packets what kube-proxy\'s layout traces', () => {
   for (const c of clusters) {
-    it(`random cluster, seed ${c.seed}`, async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-'));
-      const file = path.join(dir, `random-${c.seed}.yaml`);
-      fs.writeFileSync(file, c.yaml);
-      try {
+    it(`random cluster, seed ${c.seed}`, () =>
+      withSnapshotFile(c, async (file) => {
         const packets = samplePackets(c.seed, c.targets, 14).map((p, i) => ({ name: `#${i}`, ...p }));
         const rows = await crossCheck(file, packets);
         for (const row of rows) expect(row.real, row.packet).toEqual(row.traced);
         expect(new Set(rows.map((r) => r.real.verdict)).size, JSON.stringify(rows.map((r) => r.real.verdict))).toBeGreaterThan(1);
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-    });
+      }));
   }
 
   it("kube-proxy's overall ruleset with the flows of its packet tracer", async () => {

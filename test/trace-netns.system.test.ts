@@ -2,13 +2,11 @@
 // real TCP connections go through it, and what happens to them (DNAT to which endpoints,
 // masquerade, drop, reject, or nothing) must be what `kproxc trace` says for the same
 // packet. Random small clusters, plus kube-proxy's tracer flows on its overall ruleset.
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kproxc, ROOT } from './helpers/kproxc.js';
 import { PacketLab } from './helpers/packet-lab.js';
-import { randomCluster, samplePackets } from './helpers/random-cluster.js';
+import { randomCluster, samplePackets, withSnapshotFile } from './helpers/random-cluster.js';
 import { readFlows } from './helpers/trace.js';
 import { traceBesideKernel, type Case } from './helpers/trace-vs-kernel.js';
 
@@ -31,11 +29,8 @@ function crossCheck(file: string, ruleset: string, cases: Case[], args: string[]
 
 describe('trace agrees with real nft on real packets', () => {
   for (const c of clusters) {
-    it(`random cluster, seed ${c.seed}`, async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-trc-'));
-      const file = path.join(dir, `random-${c.seed}.yaml`);
-      fs.writeFileSync(file, c.yaml);
-      try {
+    it(`random cluster, seed ${c.seed}`, () =>
+      withSnapshotFile(c, async (file) => {
         const compiled = await kproxc(['compile', file]);
         expect(compiled.code, compiled.stderr).toBe(0);
         const packets = samplePackets(c.seed, c.targets, 14).map((p, i) => ({ name: `#${i}`, ...p }));
@@ -43,10 +38,7 @@ describe('trace agrees with real nft on real packets', () => {
         for (const row of rows) expect(row.traced, row.packet).toEqual(row.real);
         // The sample must exercise more than one kind of outcome to mean anything.
         expect(new Set(rows.map((r) => r.real.verdict)).size, JSON.stringify(rows.map((r) => r.real.verdict))).toBeGreaterThan(1);
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-    });
+      }));
   }
 
   it("kube-proxy's overall ruleset with the flows of its packet tracer", async () => {

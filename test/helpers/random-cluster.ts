@@ -2,6 +2,9 @@
 // source ranges and external IPs, with endpoints local or remote, ready, terminating or not
 // serving, and the packets worth sending at them. Deterministic for a seed. No session
 // affinity: a real kernel would pin repeated probes to one endpoint after the first.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { LAB } from './packet-lab.js';
 
 export function rng(seed: number): () => number {
@@ -114,4 +117,16 @@ export function samplePackets(seed: number, targets: Target[], n: number): { src
     [all[i], all[j]] = [all[j], all[i]];
   }
   return all.slice(0, n);
+}
+
+/** Runs `fn` with the cluster's snapshot in a file of its own, removed afterwards. */
+export async function withSnapshotFile<T>(c: { seed: number; yaml: string }, fn: (file: string) => Promise<T>): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-random-'));
+  const file = path.join(dir, `random-${c.seed}.yaml`);
+  fs.writeFileSync(file, c.yaml);
+  try {
+    return await fn(file);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
