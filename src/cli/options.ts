@@ -311,7 +311,6 @@ function packetFromFlags(o: TraceFlags): TracePacket {
   const affinity = o.affinity === undefined ? undefined : parseHostPort(o.affinity);
   if (o.affinity !== undefined && !affinity) throw new UsageError('--affinity: must be an endpoint IP:PORT ([IP]:PORT for IPv6)');
   if (affinity && affinity.ip.family !== srcIP.family) throw new UsageError(`--affinity: an IPv${affinity.ip.family} endpoint for an IPv${srcIP.family} packet`);
-  if (affinity && o.backend === 'ovs') throw new UsageError('--affinity applies to --backend nftables only: the ovs walk does not install learned affinity flows');
   return {
     protocol: o.proto,
     src: srcIP,
