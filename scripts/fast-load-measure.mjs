@@ -20,14 +20,9 @@
 // Runs are paired: every run loads each file once, in the order given, back to back.
 // Times: wall seconds and the CPU (user + system) of nft, where the kernel's work is counted.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-
-/** Two 31-bit constants (JSON of nft 1.0.6 prints offsets above 2^31 as negative numbers). */
-export function affinityId(setName) {
-  const h = createHash('sha256').update(setName).digest();
-  return [h.readUInt32BE(0) >>> 1, h.readUInt32BE(4) >>> 1];
-}
+// The constants compile --layout fast-load gives each endpoint's affinity (needs `npm run build`).
+import { affinityConstants as affinityId } from '../dist/backends/nftables/fast-load/affinity.js';
 
 const idExpr = ([a, b]) => `numgen random mod 1 offset ${a} . numgen random mod 1 offset ${b}`;
 
