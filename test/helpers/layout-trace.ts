@@ -9,7 +9,7 @@ import { LAYOUTS, type Layout } from '../../src/backends/nftables/layout.js';
 import { compileTables, loadModel, type ModelResult } from '../../src/compile.js';
 import type { CompileOptions } from '../../src/model/options.js';
 import { servicePortKey, type FamilyModel } from '../../src/model/types.js';
-import { cidrContains, formatIP, ipFromBytes, parseIP, type CIDR, type IP } from '../../src/net/ip.js';
+import { addressBits, cidrContains, formatIP, ipFromBytes, parseIP, type CIDR, type IP } from '../../src/net/ip.js';
 import type { Expr } from '../../src/nft/expr.js';
 import { ruleStmts } from '../../src/nft/objects.js';
 import type { TableContents } from '../../src/nft/ruleset.js';
@@ -110,8 +110,7 @@ export function addIP(ip: IP, n: number): IP {
 
 /** An address inside the network, a few past its start (the network itself for a host route). */
 function inside(c: CIDR): IP {
-  const bits = c.addr.family === 4 ? 32 : 128;
-  return bits - c.prefix >= 3 ? addIP(c.addr, 5) : c.addr;
+  return addressBits(c.addr.family) - c.prefix >= 3 ? addIP(c.addr, 5) : c.addr;
 }
 
 const v4or6 = (m: FamilyModel, a: string, b: string): IP => parseIP(m.family === 4 ? a : b)!;
