@@ -58,7 +58,17 @@ function loadInStages(files: InputFile[]): Loaded {
   return { parseDiagnostics: parsed.diagnostics, diagnostics, decoded };
 }
 
-/** Files to the domain model; throws UserInputError with every problem found. */
+/** Every warning as the error it becomes under --strict. */
+function asErrors(ds: Diagnostic[]): Diagnostic[] {
+  return ds.map((d) => ({ ...d, severity: 'error' as const }));
+}
+
+/**
+ * Files to the domain model; throws UserInputError when the input has an error, with
+ * every problem found (under --strict its warnings too, as errors). Warnings alone do not
+ * stop it, even under --strict: the backends add their own, and a strict run reports
+ * them all at once through failOnWarnings, as a run without --strict prints them.
+ */
 export function loadModel(files: InputFile[], opts: CompileOptions, strict = false): ModelResult {
   // Both ways give the same diagnostics in the same order and the same model.
   const loaded = loadStreaming(files) ?? loadInStages(files);
@@ -66,18 +76,17 @@ export function loadModel(files: InputFile[], opts: CompileOptions, strict = fal
   // Without a parse, "no node" and the like would only be noise next to the real problem.
   const parseFailed = loaded.parseDiagnostics.some((d) => d.severity === 'error');
   const built = parseFailed ? null : buildModel(loaded.decoded, opts, files, diags);
-  // --strict: every warning fails the run, and is shown as the error it has become.
-  const errors = diags.filter((d) => d.severity === 'error' || strict).map((d) => ({ ...d, severity: 'error' as const }));
-  if (errors.length > 0 || !built) throw new UserInputError(errors.length ? errors : diags);
+  const failed = diags.some((d) => d.severity === 'error');
+  if (failed || !built) throw new UserInputError(strict ? asErrors(diags) : failed ? diags.filter((d) => d.severity === 'error') : diags);
   return { families: built.families, nodeName: built.nodeName, warnings: diags };
 }
 
 /**
- * --strict: a warning of the backends (made once the model is loaded) fails the run as
- * well, shown as the error it has become.
+ * --strict: the warnings of the model and of the backends (made once the model is loaded)
+ * fail the run together, each shown as the error it has become.
  */
 export function failOnWarnings(strict: boolean | undefined, warnings: Diagnostic[]): void {
-  if (strict && warnings.length > 0) throw new UserInputError(warnings.map((w) => ({ ...w, severity: 'error' })));
+  if (strict && warnings.length > 0) throw new UserInputError(asErrors(warnings));
 }
 
 export interface NftCompileOptions extends CompileOptions {
