@@ -32,14 +32,36 @@ export function fieldPathText(p: FieldPath): string {
   return out;
 }
 
+/** The cluster-scoped kinds kproxc reads. */
 const CLUSTER_SCOPED = new Set(['Node', 'ServiceCIDR', 'KubeProxyConfiguration']);
 
-/** "namespace/name" as diagnostics show an object ("default" when absent), or "name" for cluster-scoped kinds. */
+/** The namespaced kinds kproxc reads: without metadata.namespace they are in "default". */
+const NAMESPACED = new Set(['Service', 'EndpointSlice', 'Endpoints', 'ConfigMap']);
+
+/**
+ * Cluster-scoped kinds of the built-in API groups that a `kubectl get all,...` dump holds.
+ * The API server ignores a namespace on them, so none is shown even if one was written.
+ */
+const BUILTIN_CLUSTER_SCOPED = new Set([
+  'Namespace', 'PersistentVolume', 'StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment', 'ClusterRole',
+  'ClusterRoleBinding', 'CustomResourceDefinition', 'APIService', 'PriorityClass', 'RuntimeClass', 'IngressClass',
+  'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding', 'CertificateSigningRequest', 'FlowSchema', 'PriorityLevelConfiguration',
+  'ComponentStatus', 'IPAddress', 'GatewayClass',
+]);
+
+/**
+ * How diagnostics name an object: "namespace/name" for a namespaced kind ("default" when
+ * the namespace is absent), "name" for a cluster-scoped one. Of a kind kproxc does not read
+ * it cannot know the scope: a namespace is shown only where the object carries one, as
+ * kubectl prints namespaced objects with theirs and cluster-scoped ones without.
+ */
 export function objectName(value: unknown, kind?: string): string | undefined {
   const md = (value as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
   if (!md || typeof md !== 'object' || typeof md.name !== 'string') return undefined;
-  if (kind !== undefined && CLUSTER_SCOPED.has(kind)) return md.name;
-  return `${typeof md.namespace === 'string' ? md.namespace : 'default'}/${md.name}`;
+  if (kind !== undefined && (CLUSTER_SCOPED.has(kind) || BUILTIN_CLUSTER_SCOPED.has(kind))) return md.name;
+  if (typeof md.namespace === 'string') return `${md.namespace}/${md.name}`;
+  return kind === undefined || NAMESPACED.has(kind) ? `default/${md.name}` : md.name;
 }
 
 function schemaMessage(e: ErrorObject): { path: FieldPath; message: string } {
