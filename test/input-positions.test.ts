@@ -111,14 +111,15 @@ spec:
     nodePort: 30080
   externalIPs: [127.0.0.1]
 `;
-    const r = await kproxc(['compile', '-'], text);
+    // --strict: the problems kube-proxy programs through are warnings, shown with the errors.
+    const r = await kproxc(['compile', '-', '--strict'], text);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
       [
-        `<stdin>:${where(text, '"-bad"')}: Service ns1/svc1: metadata.labels.-bad: label key must be a qualified name: letters, digits, "-", "_" and ".", starting and ending with a letter or digit, with an optional DNS-subdomain prefix and "/"`,
-        `<stdin>:${where(text, '"bad value!"')}: Service ns1/svc1: metadata.labels.good: must be a label value: letters, digits, "-", "_" and ".", starting and ending with a letter or digit`,
-        `<stdin>:${where(text, '"10.0.0.01"')}: Service ns1/svc1: spec.clusterIP: "10.0.0.01" is not a valid IP address`,
+        `<stdin>:${where(text, '"-bad"')}: Service ns1/svc1: metadata.labels.-bad: label key must be a qualified name: letters, digits, "-", "_" and ".", starting and ending with a letter or digit, with an optional DNS-subdomain prefix and "/" (the API server refuses it; kube-proxy does not check it)`,
+        `<stdin>:${where(text, '"bad value!"')}: Service ns1/svc1: metadata.labels.good: must be a label value: letters, digits, "-", "_" and ".", starting and ending with a letter or digit (the API server refuses it; kube-proxy does not check it)`,
+        `<stdin>:${where(text, '"10.0.0.01"')}: Service ns1/svc1: spec.clusterIP: "10.0.0.01" is not in canonical form: read as 10.0.0.1, as kube-proxy reads it (write 10.0.0.1)`,
         `<stdin>:${where(text, '30080', 1)}: Service ns1/svc1: spec.ports[1].nodePort: duplicate node port 30080/TCP`,
         `<stdin>:${where(text, '127.0.0.1')}: Service ns1/svc1: spec.externalIPs[0]: 127.0.0.1 may not be in the loopback range (127.0.0.0/8)`,
         '',

@@ -4,7 +4,7 @@
 // already refused (one problem, one line).
 import { quoteText, type Diagnostic, type Severity } from '../diag/diagnostic.js';
 import type { FieldPath, SourceObject } from '../input/source.js';
-import { formatCIDR, formatIP, isIPv4Mapped, parseCIDR, parseIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
+import { formatCIDR, formatIP, isIPv4Mapped, parseCIDR, parseIP, parseIPSloppy, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 import { fieldPathText } from '../schema/validate.js';
 import { specialIPProblem } from './ip-rules.js';
 
@@ -92,20 +92,22 @@ export class Reporter {
     return null;
   }
 
-  /** An IP address in canonical form, of the given family when one is required. */
+  /**
+   * An IP address, of the given family when one is required. One not in canonical form
+   * (IPv6 in capitals or uncompressed, IPv4 with leading zeros) is read as kube-proxy
+   * reads it, with a warning: the API server refuses it in new objects, but older ones
+   * hold it and kube-proxy programs it.
+   */
   ip(path: FieldPath, value: unknown, rule: IPRule = {}): IP | null {
     const text = this.text(path, value);
     if (text === null) return null;
-    const ip = parseIP(text);
+    const ip = parseIPSloppy(text);
     if (!ip || isIPv4Mapped(ip)) {
       this.report(path, `${quoteText(text)} is not a valid IP address`);
       return null;
     }
     const canonical = formatIP(ip);
-    if (canonical !== text) {
-      this.report(path, `${quoteText(text)} is not in canonical form (write ${canonical})`);
-      return null;
-    }
+    if (canonical !== text) this.warn(path, `${quoteText(text)} is not in canonical form: read as ${canonical}, as kube-proxy reads it (write ${canonical})`);
     if (rule.family && ip.family !== rule.family) {
       this.report(path, `${canonical} is an IPv${ip.family} address where IPv${rule.family} is required`);
       return null;
@@ -122,7 +124,7 @@ export class Reporter {
   cidr(path: FieldPath, value: unknown, strict: boolean): CIDR | null {
     const text = this.text(path, value);
     if (text === null) return null;
-    const parsed = parseCIDR(text);
+    const parsed = parseCIDR(text, true);
     if (!parsed || isIPv4Mapped(parsed.cidr.addr)) {
       this.report(path, `${quoteText(text)} is not a valid CIDR`);
       return null;
@@ -131,12 +133,12 @@ export class Reporter {
       this.report(path, `${text} has host bits set (the network is ${formatCIDR(parsed.cidr)})`);
       return null;
     }
-    // The address part must be canonical too; only the host bits may differ from the network.
+    // The address part should be canonical too (only the host bits may differ from the
+    // network); one that is not is read as kube-proxy reads it, as for an address.
     const slash = text.indexOf('/');
-    const addr = parseIP(text.slice(0, slash))!;
+    const addr = parseIPSloppy(text.slice(0, slash))!;
     if (formatIP(addr) !== text.slice(0, slash)) {
-      this.report(path, `${quoteText(text)} is not in canonical form (write ${formatIP(addr)}${text.slice(slash)})`);
-      return null;
+      this.warn(path, `${quoteText(text)} is not in canonical form: read as ${formatCIDR(parsed.cidr)}, as kube-proxy reads it (write ${formatIP(addr)}${text.slice(slash)})`);
     }
     return parsed.cidr;
   }

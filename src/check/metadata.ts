@@ -14,6 +14,12 @@ export interface Metadata {
 
 export type NameRule = (s: string) => string | null;
 
+/**
+ * Labels and annotations never reach a rule: kube-proxy compares a few of them with fixed
+ * values and checks none, so a malformed one (which the API server refuses) is a warning.
+ */
+const UNCHECKED = ' (the API server refuses it; kube-proxy does not check it)';
+
 /** The object's metadata, or null when its name or namespace is unusable (reported). */
 export function checkMetadata(r: Reporter, obj: unknown, nameRule: NameRule, namespaced: boolean): Metadata | null {
   const md = fields(fields(obj).metadata);
@@ -24,17 +30,17 @@ export function checkMetadata(r: Reporter, obj: unknown, nameRule: NameRule, nam
     const v = labels[k];
     if (isKnownLabelKey(k) && typeof v === 'string' && labelValueProblem(v) === null) continue;
     const kp = qualifiedNameProblem(k);
-    if (kp) r.report(['metadata', 'labels', k], `label key ${kp}`, 'error', true);
+    if (kp) r.report(['metadata', 'labels', k], `label key ${kp}${UNCHECKED}`, 'warning', true);
     const s = r.text(['metadata', 'labels', k], v);
     const vp = s === null ? null : labelValueProblem(s);
-    if (vp) r.report(['metadata', 'labels', k], vp);
+    if (vp) r.warn(['metadata', 'labels', k], `${vp}${UNCHECKED}`);
   }
   const annotations = fields(md.annotations);
   for (const k of Object.keys(annotations)) {
     const v = annotations[k];
     if (isKnownLabelKey(k) && typeof v === 'string') continue;
     const kp = qualifiedNameProblem(k);
-    if (kp) r.report(['metadata', 'annotations', k], `annotation key ${kp}`, 'error', true);
+    if (kp) r.report(['metadata', 'annotations', k], `annotation key ${kp}${UNCHECKED}`, 'warning', true);
     r.text(['metadata', 'annotations', k], v);
   }
   if (name === null || namespace === null) return null;

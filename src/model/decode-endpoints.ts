@@ -5,14 +5,14 @@ import { bool, fields, int, list, str, type Fields } from '../check/fields.js';
 import { checkMetadata } from '../check/metadata.js';
 import { dnsLabelProblem, dnsSubdomainProblem, labelValueProblem } from '../check/names.js';
 import type { FieldPath } from '../input/source.js';
-import type { IP, IPFamily } from '../net/ip.js';
+import { formatIP, type IP, type IPFamily } from '../net/ip.js';
 import type { DecodedEndpointSet } from './decode.js';
 import type { Endpoint, Protocol } from './types.js';
 
 /** One endpoint of a slice (or an Endpoints subset) as read, before it is made one per port. */
 interface DecodedEndpoint {
   ip: IP;
-  /** The address as written, which is its canonical text (anything else is refused). */
+  /** The address's canonical text (as written, unless it was read as kube-proxy reads a sloppy one). */
   address: string;
   nodeName?: string;
   ready: boolean;
@@ -70,7 +70,13 @@ function endpointPorts(r: Reporter, raw: unknown, path: FieldPath, nameRequired:
       if (problem) r.report([...path, i, 'name'], problem);
       else if (names.has(name)) r.report([...path, i, 'name'], `duplicate port name ${JSON.stringify(name)}`);
       names.add(name);
-    } else if (nameRequired && items.length > 1) r.report([...path, i, 'name'], 'required when there is more than one port');
+    } else if (nameRequired && items.length > 1) {
+      // kube-proxy matches endpoint ports to Service ports by name: one unnamed port is
+      // still told apart, a second one is ambiguous.
+      if (names.has('')) r.report([...path, i, 'name'], 'duplicate port name "" (required when there is more than one port)');
+      else r.warn([...path, i, 'name'], 'required when there is more than one port (the API server refuses it without); matched to the Service port without a name, as kube-proxy matches it');
+      names.add('');
+    }
     const port = int(p.port);
     if (port !== undefined) out.push({ name, port, protocol: (str(p.protocol) ?? 'TCP') as Protocol });
   }
@@ -121,9 +127,15 @@ function sliceEndpoint(r: Reporter, e: Fields, i: number, rule: IPRule): Decoded
   // Every address is checked, as the API server does; kube-proxy uses the first.
   const addresses = list(e.addresses);
   let ip: IP | null = null;
+  let address = '';
   for (let j = 0; j < addresses.length; j++) {
-    const a = acceptedIP(addresses[j], rule) ?? r.ip(endpointField(i, 'addresses', j), addresses[j], rule);
-    if (j === 0) ip = a;
+    const accepted = acceptedIP(addresses[j], rule);
+    const a = accepted ?? r.ip(endpointField(i, 'addresses', j), addresses[j], rule);
+    if (j > 0 || !a) continue;
+    ip = a;
+    // An address taken at once is written canonically; only one read as kube-proxy reads a
+    // sloppy one needs its text made.
+    address = accepted ? (addresses[j] as string) : formatIP(a);
   }
   const node = isKnownNodeName(e.nodeName) ? e.nodeName : nodeName(r, endpointField(i, 'nodeName'), e.nodeName);
   if (e.zone !== undefined && e.zone !== null) {
@@ -143,7 +155,7 @@ function sliceEndpoint(r: Reporter, e: Fields, i: number, rule: IPRule): Decoded
   const ready = bool(c.ready) ?? true;
   // The API defaults a missing serving condition to the ready one.
   const serving = bool(c.serving) ?? ready;
-  return { ip, address: addresses[0] as string, nodeName: node, ready, serving, terminating: c.terminating === true, zoneHints, nodeHints };
+  return { ip, address, nodeName: node, ready, serving, terminating: c.terminating === true, zoneHints, nodeHints };
 }
 
 export interface DecodedSlice {
@@ -195,7 +207,7 @@ export function decodeLegacyEndpoints(r: Reporter, value: unknown): DecodedEndpo
         const node = nodeName(r, ['subsets', si, field, i, 'nodeName'], addr.nodeName);
         if (!ip) return;
         const eps = byFamily.get(ip.family) ?? [];
-        eps.push({ ip, address: addr.ip as string, nodeName: node, ready, serving: ready, terminating: false });
+        eps.push({ ip, address: formatIP(ip), nodeName: node, ready, serving: ready, terminating: false });
         byFamily.set(ip.family, eps);
       });
     }

@@ -74,7 +74,7 @@ function portField(i: number, field: string): FieldPath {
 /** spec.ports: named when there are several, unique by name, by port and protocol, and by node port. */
 function ports(r: Reporter, spec: Fields, type: string, needed: boolean): DecodedService['ports'] {
   const raw = list(spec.ports);
-  if (raw.length === 0 && needed) r.report(['spec', 'ports'], 'required: a Service with a cluster IP needs at least one port');
+  if (raw.length === 0 && needed) r.warn(['spec', 'ports'], 'empty: a Service with a cluster IP has at least one port (the API server refuses it without); nothing is programmed for it, as kube-proxy programs nothing');
   const out: DecodedService['ports'] = [];
   const names = new Set<string>();
   const portKeys = new Set<string>();
@@ -89,7 +89,13 @@ function ports(r: Reporter, spec: Fields, type: string, needed: boolean): Decode
       if (problem) r.report(portField(i, 'name'), problem);
       else if (names.has(name)) r.report(portField(i, 'name'), `duplicate port name ${JSON.stringify(name)}`);
       if (several) names.add(name);
-    } else if (several) r.report(portField(i, 'name'), 'required when a Service has more than one port');
+    } else if (several) {
+      // kube-proxy keys a port by its name: one unnamed port among named ones is still
+      // told apart, a second one is the duplicate reported above.
+      if (names.has('')) r.report(portField(i, 'name'), 'duplicate port name "" (required when a Service has more than one port)');
+      else r.warn(portField(i, 'name'), 'required when a Service has more than one port (the API server refuses it without); kube-proxy programs the port under the empty name, and so does kproxc');
+      names.add('');
+    }
     const protocol = (str(p.protocol) ?? 'TCP') as Protocol;
     const port = int(p.port);
     if (port !== undefined && several) {
@@ -99,18 +105,19 @@ function ports(r: Reporter, spec: Fields, type: string, needed: boolean): Decode
     }
     const nodePort = int(p.nodePort) ?? 0;
     if (nodePort !== 0) {
-      if (type !== 'NodePort' && type !== 'LoadBalancer') r.report(portField(i, 'nodePort'), `may only be set for type NodePort or LoadBalancer, not ${type}`);
+      if (type !== 'NodePort' && type !== 'LoadBalancer') r.warn(portField(i, 'nodePort'), `only for type NodePort or LoadBalancer (the API server refuses it for ${type}); kube-proxy programs the node port all the same, and so does kproxc`);
       if (several) {
         const key = `${nodePort}/${protocol}`;
         if (nodePortKeys.has(key)) r.report(portField(i, 'nodePort'), `duplicate node port ${key}`);
         nodePortKeys.add(key);
       }
     }
+    // kube-proxy takes endpoint ports from EndpointSlices, never from targetPort.
     if (typeof p.targetPort === 'string') {
       const problem = ianaServiceNameProblem(p.targetPort);
-      if (problem) r.report(portField(i, 'targetPort'), problem);
+      if (problem) r.warn(portField(i, 'targetPort'), `${problem}; ignored: endpoint ports come from EndpointSlices`);
     } else if (typeof p.targetPort === 'number' && (!Number.isInteger(p.targetPort) || p.targetPort < 1 || p.targetPort > 65535)) {
-      r.report(portField(i, 'targetPort'), 'must be a port number from 1 to 65535, or a port name');
+      r.warn(portField(i, 'targetPort'), 'must be a port number from 1 to 65535, or a port name; ignored: endpoint ports come from EndpointSlices');
     }
     if (port !== undefined) out.push({ name, protocol, port, nodePort });
   }
@@ -132,7 +139,10 @@ function sourceRanges(r: Reporter, spec: Fields, type: string): CIDR[] {
   const out: CIDR[] = [];
   const raw = list(spec.loadBalancerSourceRanges);
   if (raw.length > 0 && type !== 'LoadBalancer') {
-    r.report(['spec', 'loadBalancerSourceRanges'], `may only be used when type is LoadBalancer, not ${type}`);
+    r.warn(
+      ['spec', 'loadBalancerSourceRanges'],
+      `only for type LoadBalancer (the API server refuses it for ${type}); as kube-proxy does, it applies only to load-balancer IPs in status.loadBalancer.ingress`,
+    );
   }
   for (let i = 0; i < raw.length; i++) {
     const t = typeof raw[i] === 'string' ? (raw[i] as string).trim() : raw[i];
@@ -158,7 +168,7 @@ function ingressIPs(r: Reporter, v: Fields): IP[] {
 function affinityTimeout(r: Reporter, spec: Fields): number | undefined {
   if (spec.sessionAffinity !== 'ClientIP') {
     if (spec.sessionAffinityConfig !== undefined && spec.sessionAffinityConfig !== null) {
-      r.report(['spec', 'sessionAffinityConfig'], `must not be set when sessionAffinity is ${str(spec.sessionAffinity) ?? 'None'}`);
+      r.warn(['spec', 'sessionAffinityConfig'], `ignored: only used with sessionAffinity ClientIP, not ${str(spec.sessionAffinity) ?? 'None'} (the API server refuses it here)`);
     }
     return undefined;
   }
@@ -167,12 +177,14 @@ function affinityTimeout(r: Reporter, spec: Fields): number | undefined {
 
 /**
  * The API server allocates a health check node port for a LoadBalancer Service with
- * externalTrafficPolicy Local, and refuses one anywhere else (validateServiceSpec).
+ * externalTrafficPolicy Local, and refuses one anywhere else (validateServiceSpec). It only
+ * drives kube-proxy's health-check server, never a rule, and kube-proxy's own tests set it
+ * elsewhere: a warning.
  */
 function healthCheckNodePort(r: Reporter, spec: Fields, type: string): void {
   const port = int(spec.healthCheckNodePort) ?? 0;
   if (port !== 0 && (type !== 'LoadBalancer' || spec.externalTrafficPolicy !== 'Local')) {
-    r.report(['spec', 'healthCheckNodePort'], 'may only be set when type is LoadBalancer and externalTrafficPolicy is Local');
+    r.warn(['spec', 'healthCheckNodePort'], 'ignored: only used with type LoadBalancer and externalTrafficPolicy Local; the API server refuses it here');
   }
 }
 

@@ -161,6 +161,19 @@ export function parseIP(s: string): IP | null {
   return b ? new Address(6, b) : null;
 }
 
+/**
+ * An address as kube-proxy reads it (k8s.io/utils/net ParseIPSloppy): as parseIP, and also
+ * an IPv4 address whose parts have leading zeros, each read as decimal ("010.1.1.1" is
+ * 10.1.1.1), which older API servers stored and kube-proxy still programs.
+ */
+export function parseIPSloppy(s: string): IP | null {
+  const ip = parseIP(s);
+  if (ip || typeof s !== 'string' || !/^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/.test(s)) return ip;
+  const parts = s.split('.').map((p) => Number.parseInt(p, 10));
+  if (parts.some((n) => n > 255)) return null;
+  return new Address(4, Uint8Array.from(parts));
+}
+
 /** Canonical text: dotted quad, or RFC 5952 (lower case, longest zero run compressed). */
 export function formatIP(ip: IP): string {
   const b = ip.bytes;
@@ -226,11 +239,11 @@ export interface ParsedCIDR {
 }
 
 /** Parses "addr/len"; the result's address is the network (host bits cleared). */
-export function parseCIDR(s: string): ParsedCIDR | null {
+export function parseCIDR(s: string, sloppy = false): ParsedCIDR | null {
   if (typeof s !== 'string') return null;
   const slash = s.indexOf('/');
   if (slash === -1) return null;
-  const ip = parseIP(s.slice(0, slash));
+  const ip = sloppy ? parseIPSloppy(s.slice(0, slash)) : parseIP(s.slice(0, slash));
   const lenText = s.slice(slash + 1);
   if (!ip || !/^(0|[1-9][0-9]{0,2})$/.test(lenText)) return null;
   const prefix = Number(lenText);
