@@ -180,6 +180,24 @@ describe('what the command line tells', () => {
     ]);
   });
 
+  it('names unread cluster-scoped objects without a namespace, namespaced ones with theirs', async () => {
+    const objects = [
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: cr1}\n',
+      'apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n',
+      'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\n',
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n',
+    ];
+    const r = await kproxc(['compile', '-'], `${snapshot}${objects.map((o) => `---\n${o}`).join('')}`);
+    expect(r.code).toBe(0);
+    expect(r.stderr.split('\n').map((l) => l.replace(/^<stdin>:\d+:\d+: /, '').replace(/: warning: .*/, ''))).toEqual([
+      'ClusterRole cr1',
+      'Namespace default',
+      'Widget w1',
+      'Deployment shop/web',
+      '',
+    ]);
+  });
+
   it('says what an nft listing in a snapshot directory is', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-listing-'));
     try {
