@@ -1,9 +1,9 @@
 // The ovs backend's decisions, one at a time: which groups a Service port gets, how large
 // groups are split, how the bundle deduplicates and orders, and the warnings it gives.
 import { describe, expect, it } from 'vitest';
-import { Bundle } from '../src/backends/ovs/bundle.js';
-import { DROP, NORMAL, bucketChunkSize, groupAction, groupLines, proto, type Action, type Flow, type MatchField } from '../src/backends/ovs/openflow.js';
-import { resubmit } from '../src/backends/ovs/pipeline.js';
+import { Bundle } from '../src/ovs/bundle.js';
+import { DROP, NORMAL, groupAction, proto, resubmit, type Action, type Flow, type Group, type MatchField } from '../src/ovs/openflow.js';
+import { bucketChunkSize, groupOps, opText } from '../src/ovs/ops.js';
 import { groupIDCandidate } from '../src/backends/ovs/group-ids.js';
 import { planFamily } from '../src/backends/ovs/plan.js';
 import { loadModel } from '../src/compile.js';
@@ -83,6 +83,7 @@ describe('groups per Service port (Antrea: one of cluster endpoints, one of loca
 
 describe('large groups', () => {
   const bucket = { actions: [resubmit(16)] };
+  const groupLines = (g: Group) => groupOps('add', g).map(opText);
   it('fit one message up to 700 buckets', () => {
     expect(groupLines({ id: 1, buckets: Array(700).fill(bucket) })).toHaveLength(1);
   });

@@ -14,16 +14,20 @@ import {
   addr,
   ct,
   ctState,
-  flowText,
+  gotoTable,
   groupAction,
   proto,
+  regMatch,
+  resubmit,
+  setCtMark,
+  setField,
   tpDst,
   type Action,
   type Flow,
   type Group,
   type MatchField,
-} from '../src/backends/ovs/openflow.js';
-import { gotoTable, regMatch, resubmit, setCtMark, setField } from '../src/backends/ovs/pipeline.js';
+} from '../src/ovs/openflow.js';
+import { opText } from '../src/ovs/ops.js';
 import { loadModel } from '../src/compile.js';
 import { InternalError } from '../src/diag/diagnostic.js';
 import { parseIP, type IP } from '../src/net/ip.js';
@@ -72,7 +76,7 @@ const verdicts = (bs: Branch[]) => bs.map((b) => b.verdict);
 const DNAT = (to: string, port: number, table: number, zone = 1) => ct({ commit: true, table, zone, nat: { t: 'dnat', ip: ip(to), port }, exec: [setCtMark(0x10)] });
 
 describe('openflow.ts kinds', () => {
-  const source = fs.readFileSync(path.join(ROOT, 'src/backends/ovs/openflow.ts'), 'utf8');
+  const source = fs.readFileSync(path.join(ROOT, 'src/ovs/openflow.ts'), 'utf8');
   const kindsOf = (...types: string[]) =>
     types
       .flatMap((type) => {
@@ -129,11 +133,11 @@ describe('every flow the ovs backend emits', () => {
         const s = state(flow.match.some((m) => m.t === 'proto' && /6$/.test(m.word)) ? { src: 'fd00:10::2', dst: 'fd00:172:30::41' } : {});
         for (const m of flow.match) {
           seenMatches.add(m.t);
-          expect(() => compileMatch(m)(s.pkt), flowText(flow)).not.toThrow();
+          expect(() => compileMatch(m)(s.pkt), opText({ verb: 'add', target: 'flow', flow })).not.toThrow();
         }
         for (const a of flow.actions) seenActions.add(a.t);
         // And every flow's actions run, through whatever tables and groups they lead to.
-        expect(() => runActions(w, flow.actions, 0, s, (end) => [{ verdict: 'none', masquerade: false, path: end.path }]), flowText(flow)).not.toThrow();
+        expect(() => runActions(w, flow.actions, 0, s, (end) => [{ verdict: 'none', masquerade: false, path: end.path }]), opText({ verb: 'add', target: 'flow', flow })).not.toThrow();
       }
       for (const g of compiled.groups) for (const b of g.buckets) for (const a of b.actions) seenActions.add(a.t);
     });

@@ -3,7 +3,7 @@
 // addresses of its serving endpoints.
 import { resolveClaims } from '../backends/claims.js';
 import { nodePortAddresses } from '../backends/ovs/index.js';
-import { IPV4, IPV6 } from '../backends/ovs/pipeline.js';
+import { IPV4, IPV6 } from '../ovs/pipeline.js';
 import type { ModelResult } from '../compile.js';
 import type { ConntrackServicePort, ConntrackSnapshot } from '../diff/conntrack.js';
 import type { IP, IPFamily } from '../net/ip.js';

@@ -3,7 +3,7 @@
 // dump-flows` and `dump-groups` printed) into what `compile --backend ovs` would load.
 import * as fs from 'node:fs';
 import { UserInputError } from '../diag/diagnostic.js';
-import type { FlowPrinter } from '../backends/ovs/bundle.js';
+import type { FlowPrinter } from '../ovs/bundle.js';
 import { compileOvsProgram, compileOvsValues } from '../backends/ovs/index.js';
 import { failOnWarnings, loadModel } from '../compile.js';
 import { conntrackScript, staleDeletes, type ConntrackSnapshot } from '../diff/conntrack.js';

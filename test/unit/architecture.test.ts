@@ -1,7 +1,7 @@
-// Imports point one way: cli -> compile -> {input, schema, check, model, backends} -> {nft, diag},
-// and cli -> diff -> live -> nft for the diff. nft/ knows nothing of Kubernetes, of live
-// listings or of the diff; diag/, net/ and io/ import nothing of ours; only cli/ imports
-// live/ and diff/ from outside them (docs/architecture.md).
+// Imports point one way: cli -> compile -> {input, schema, check, model, backends} -> {nft, ovs, diag},
+// and cli -> diff -> live -> nft for the diff. nft/ and ovs/ know nothing of Kubernetes, of
+// live listings or of the diffs; diag/, net/ and io/ import nothing of ours; only cli/
+// imports live/ and diff/ from outside them (docs/architecture.md).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,20 +13,20 @@ const allowed: Record<string, string[]> = {
   net: [],
   io: [],
   nft: ['diag', 'net', 'io'],
+  ovs: ['diag', 'net'],
   live: ['nft', 'diag', 'net', 'io'],
-  diff: ['nft', 'live', 'diag', 'net'],
+  diff: ['nft', 'ovs', 'live', 'diag', 'net'],
   input: ['diag'],
   schema: ['diag', 'input'],
   check: ['diag', 'input', 'net', 'schema'],
   model: ['diag', 'input', 'net', 'schema', 'check'],
-  backends: ['diag', 'net', 'nft', 'model', 'io'],
+  backends: ['diag', 'net', 'nft', 'ovs', 'model', 'io'],
 };
 
-// Sub-folders with rules of their own. The ovs diff compares flows in the terms the ovs
-// backend declares them (its OpenFlow model, its pipeline's tables and cookies); those are
-// its library, as nft/ is the nftables diff's.
+// Sub-folders with rules of their own. The ovs diff compares flows in the compiled bundle
+// the ovs backend makes (its values, its Service ports), and runs inside that compile.
 const allowedBelow: Record<string, string[]> = {
-  'diff/ovs': ['live', 'diag', 'net', 'backends', 'model'],
+  'diff/ovs': ['live', 'diag', 'net', 'ovs', 'model'],
 };
 
 /** The folders a file may import from: its sub-folder's rule, else its top folder's. */

@@ -4,7 +4,7 @@
 // share them (the bundle keeps one copy).
 import type { Endpoint, Protocol } from '../../model/types.js';
 import { compareIP } from '../../net/ip.js';
-import { addr, ct, ctState, proto, type Bucket, type Flow, type Group, type MatchField } from './openflow.js';
+import { addr, ct, ctState, proto, regMatch, resubmit, setCtMark, setField, type Bucket, type Flow, type Group, type MatchField } from '../../ovs/openflow.js';
 import {
   CT_HAIRPIN,
   CT_NEEDS_SNAT,
@@ -16,13 +16,9 @@ import {
   PRIORITY,
   SERVICE_COOKIE,
   TABLE,
-  protoWord,
-  regMatch,
-  resubmit,
-  setCtMark,
-  setField,
   type OvsFamily,
-} from './pipeline.js';
+} from '../../ovs/pipeline.js';
+import { protoWord } from './protocol.js';
 import type { GroupPlan, ServicePortPlan } from './plan.js';
 
 /** Buckets in endpoint order (the model sorts them); with affinity they go back to table 15 to learn. */

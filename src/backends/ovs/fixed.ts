@@ -2,7 +2,24 @@
 // around load balancing, written as rows (table, priority, match, actions) with the reason
 // beside each. Rows that name an IP family are emitted once per family the snapshot uses;
 // traffic of a family it does not use leaves table 0 through NORMAL, untouched.
-import { DROP, IN_PORT, NORMAL, addr, ct, ctState, proto, type Action, type Flow, type MatchField } from './openflow.js';
+import {
+  DROP,
+  IN_PORT,
+  NORMAL,
+  addr,
+  ct,
+  ctMarkMatch,
+  ctState,
+  gotoTable,
+  proto,
+  regMatch,
+  resubmit,
+  setCtMark,
+  setField,
+  type Action,
+  type Flow,
+  type MatchField,
+} from '../../ovs/openflow.js';
 import {
   CT_HAIRPIN,
   CT_NEEDS_SNAT,
@@ -16,14 +33,8 @@ import {
   PRIORITY,
   SERVICE_COOKIE,
   TABLE,
-  ctMarkMatch,
-  gotoTable,
-  regMatch,
-  resubmit,
-  setCtMark,
-  setField,
   type OvsFamily,
-} from './pipeline.js';
+} from '../../ovs/pipeline.js';
 import { parseCIDR, type IP } from '../../net/ip.js';
 
 type Row = [table: number, priority: number, match: MatchField[], actions: Action[]];

@@ -6,8 +6,8 @@
 // learned affinity (endpoint already selected), never meets them.
 import type { FamilyModel } from '../../model/types.js';
 import { compareIP, type IP } from '../../net/ip.js';
-import { DROP, addr, proto, type Flow } from './openflow.js';
-import { EP_STATE_MASK, EP_TO_SELECT, NO_ENDPOINT, PRIORITY, SERVICE_COOKIE, TABLE, gotoTable, regMatch, setField, type OvsFamily } from './pipeline.js';
+import { DROP, addr, gotoTable, proto, regMatch, setField, type Flow } from '../../ovs/openflow.js';
+import { EP_STATE_MASK, EP_TO_SELECT, NO_ENDPOINT, PRIORITY, SERVICE_COOKIE, TABLE, type OvsFamily } from '../../ovs/pipeline.js';
 
 /** The ClusterIPs of the family's Service ports, each once, in address order. */
 function clusterIPs(m: FamilyModel): IP[] {

@@ -4,7 +4,7 @@
 import { cidrContains, hostCIDR, type CIDR, type IP } from '../../net/ip.js';
 import type { AllowedSource } from '../../model/firewall.js';
 import type { Claims } from '../claims.js';
-import { DROP, addr, groupAction, tpDst, type Flow, type LearnLoad, type MatchField } from './openflow.js';
+import { DROP, addr, gotoTable, groupAction, regMatch, setField, tpDst, type Flow, type LearnLoad, type MatchField } from '../../ovs/openflow.js';
 import {
   EP_SELECTED,
   EP_STATE_MASK,
@@ -17,15 +17,10 @@ import {
   SERVICE_COOKIE,
   SERVICE_PACKET,
   TABLE,
-  gotoTable,
-  ipProtoNumber,
   learnCookie,
-  learnDstPortField,
-  protoWord,
-  regMatch,
-  setField,
   type OvsFamily,
-} from './pipeline.js';
+} from '../../ovs/pipeline.js';
+import { ipProtoNumber, learnDstPortField, protoWord } from './protocol.js';
 import type { GroupPlan, ServicePortPlan } from './plan.js';
 
 /** One address (or the NodePort) of a Service port, and who serves it. */

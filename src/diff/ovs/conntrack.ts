@@ -5,11 +5,11 @@
 // NodePort) leads to a group, and each bucket of that group loads an endpoint's address
 // into reg3 (xxreg3 for IPv6) before the DNAT of table 16. The compiled state is printed
 // the same way and read by the same code, so both sides agree on what "translated" means.
-import type { Group, Flow } from '../../backends/ovs/openflow.js';
-import { IPV4, IPV6, TABLE } from '../../backends/ovs/pipeline.js';
+import type { Group, Flow } from '../../ovs/openflow.js';
+import { IPV4, IPV6, TABLE } from '../../ovs/pipeline.js';
 import { compareIP, formatIP, ipFromBytes, parseIP, type IP, type IPFamily } from '../../net/ip.js';
 import { serviceKey, type ConntrackDelete, type ConntrackLive, type ScriptForm } from '../conntrack.js';
-import { canonicalActions, canonicalGroupLine, canonicalMatch } from './canonical.js';
+import { canonicalActions, canonicalGroupLine, canonicalMatch } from '../../ovs/dump-form.js';
 
 /** A flow as the dump prints it: its table, match and actions (a LiveFlow of src/live/ovs/dump-read.ts is one). */
 export interface FlowText {

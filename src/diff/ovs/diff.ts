@@ -8,12 +8,14 @@
 // so that only the values of flows that change are kept: at 10,000 Services the others
 // are some 130,000 trees of objects the collector would otherwise carry to the end.
 import type { Diagnostic } from '../../diag/diagnostic.js';
-import type { Bundle, FlowPrinter } from '../../backends/ovs/bundle.js';
-import { MAX_BUCKETS_PER_MESSAGE, actionsText, flowText, groupLines, matchText, type Flow, type Group } from '../../backends/ovs/openflow.js';
-import { SERVICE_COOKIE, TABLE } from '../../backends/ovs/pipeline.js';
+import type { Bundle, FlowPrinter } from '../../ovs/bundle.js';
+import type { Flow, Group } from '../../ovs/openflow.js';
+import { MAX_BUCKETS_PER_MESSAGE, addFlowText, groupOps, opText } from '../../ovs/ops.js';
+import { SERVICE_COOKIE, TABLE } from '../../ovs/pipeline.js';
+import { actionsText, matchText } from '../../ovs/syntax.js';
 import type { ServicePort } from '../../model/types.js';
 import type { LiveFlow, LiveGroup } from '../../live/ovs/dump-read.js';
-import { canonicalActions, canonicalGroupLine, canonicalMatch, cookieHex } from './canonical.js';
+import { canonicalActions, canonicalGroupLine, canonicalMatch, cookieHex } from '../../ovs/dump-form.js';
 import { addLearn, groupEndpoints, isLearned, keepLearned, type LearnSpec } from './learned.js';
 
 const OUR_TABLES = new Set<number>(Object.values(TABLE));
@@ -89,7 +91,7 @@ function diffPrinter(live: LiveIndex, learns: Map<string, LearnSpec[]>): FlowPri
 
 /** Lines that make the live group hold the compiled one, or none when it already does. */
 function groupChange(g: Group, live: LiveGroup | undefined): string[] {
-  const all = groupLines(g);
+  const all = groupOps('add', g).map(opText);
   if (!live) return all;
   // A group over one message's buckets: the dump may have cut it (its reply length wraps
   // at 64 KiB), so only a whole, equal print is trusted; add_or_mod then rewrites it.
@@ -148,7 +150,7 @@ export function diffOvs(compile: (printer: FlowPrinter) => Compiled, flows: Live
     const l = live.find(f, match);
     if (l && l.cookie === cookieHex(f.cookie)) {
       if (l.actions !== k.text) modifies.push(`flow modify_strict ${flowHead(f)} actions=${actionsText(f.actions)}`);
-    } else adds.push(flowText(f)); // an add replaces a flow of another cookie, cookie and all
+    } else adds.push(addFlowText(f, matchText(f))); // an add replaces a flow of another cookie, cookie and all
   });
   const { before, after } = pairGroups(wantedGroups, groups, files.groups, notes);
   const deleteLines = deletes.sort(byPlaceAndKey).map((f) => `flow delete_strict table=${f.table},${f.key}`);

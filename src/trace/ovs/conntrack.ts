@@ -4,7 +4,7 @@
 // the NAT it sets up; nat(dst=...) and nat(src=...) rewrite the packet only when committed;
 // a bare nat replays the NAT the zone's connection already has.
 import { InternalError } from '../../diag/diagnostic.js';
-import type { Action, CtFlag, Nat } from '../../backends/ovs/openflow.js';
+import type { Action, CtFlag, Nat } from '../../ovs/openflow.js';
 import { copyFields, type Fields, type OvsState } from './state.js';
 
 export type CtAction = Extract<Action, { t: 'ct' }>;

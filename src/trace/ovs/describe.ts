@@ -1,7 +1,7 @@
 // Steps in the user's terms: the table by its Antrea name, what the flow matched (a Service
 // address, a register bit by its meaning) and what it did, with the flow itself as the rule.
 import { formatCIDR, formatIP, ipEquals, type IP } from '../../net/ip.js';
-import { actionsText, matchFieldText, netText, type Action, type Flow, type Group, type MatchField, type RegField } from '../../backends/ovs/openflow.js';
+import type { Action, Flow, Group, MatchField, RegField } from '../../ovs/openflow.js';
 import {
   CT_HAIRPIN,
   CT_NEEDS_SNAT,
@@ -17,7 +17,8 @@ import {
   PRIORITY,
   SERVICE_PACKET,
   TABLE,
-} from '../../backends/ovs/pipeline.js';
+} from '../../ovs/pipeline.js';
+import { actionsText, matchFieldText, netText } from '../../ovs/syntax.js';
 import { servicePortKey, type ServicePort } from '../../model/types.js';
 import { hostPort } from '../packet.js';
 

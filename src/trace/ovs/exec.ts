@@ -5,8 +5,8 @@
 // Every kind of Action has an entry here (a new kind fails the build until it has one).
 import { InternalError } from '../../diag/diagnostic.js';
 import { addressBits } from '../../net/ip.js';
-import type { Action, Group } from '../../backends/ovs/openflow.js';
-import { NO_ENDPOINT_USERDATA } from '../../backends/ovs/pipeline.js';
+import type { Action, Group } from '../../ovs/openflow.js';
+import { NO_ENDPOINT_USERDATA } from '../../ovs/pipeline.js';
 import type { Branch } from '../result.js';
 import { checkCt, runCt } from './conntrack.js';
 import { bucketWords, flowWords, tableName } from './describe.js';

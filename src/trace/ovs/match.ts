@@ -3,7 +3,7 @@
 // throws when the flows are indexed, before any packet is walked.
 import { InternalError } from '../../diag/diagnostic.js';
 import { addressBits, cidrContains } from '../../net/ip.js';
-import type { MatchField, ProtoWord } from '../../backends/ovs/openflow.js';
+import type { MatchField, ProtoWord } from '../../ovs/openflow.js';
 import { ipValue, readReg, regWidth, type Fields } from './state.js';
 
 export type MatchFn = (f: Fields) => boolean;

@@ -3,7 +3,7 @@
 // cannot evaluate stops the trace before it starts, whether or not a packet reaches it.
 import { InternalError } from '../../diag/diagnostic.js';
 import type { OvsProgram } from '../../backends/ovs/index.js';
-import type { Action, Flow, Group } from '../../backends/ovs/openflow.js';
+import type { Action, Flow, Group } from '../../ovs/openflow.js';
 import type { ServicePort } from '../../model/types.js';
 import { checkAction } from './exec.js';
 import { compileMatch, type MatchFn } from './match.js';

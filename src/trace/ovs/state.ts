@@ -1,7 +1,7 @@
 // The packet as the flows see it while it crosses the bridge, and what has happened to it:
 // one copy per branch (a select group forks the walk, one branch per bucket).
 import { ipFromBytes, type IP } from '../../net/ip.js';
-import type { CtFlag, Nat, RegField } from '../../backends/ovs/openflow.js';
+import type { CtFlag, Nat, RegField } from '../../ovs/openflow.js';
 import type { L4Protocol } from '../packet.js';
 import type { Step } from '../result.js';
 

@@ -3,7 +3,7 @@
 // (registers travel with it). The branch's outcome is what all its passes did: a
 // packet-in for a Service without endpoints is a reject; no output at all is a drop;
 // otherwise the packet was switched on (DNATed or not). A hairpin SNAT is our masquerade.
-import { TABLE } from '../../backends/ovs/pipeline.js';
+import { TABLE } from '../../ovs/pipeline.js';
 import { hostPort } from '../packet.js';
 import type { Branch, Verdict } from '../result.js';
 import { tableName } from './describe.js';

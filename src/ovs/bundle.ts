@@ -1,11 +1,10 @@
 // The bundle: groups and flows collected, deduplicated and printed in a fixed order, so the
 // same snapshot always gives the same bytes. The order is also what OVS needs: a flow that
 // names a group must come after the group's line, or the whole bundle is rejected.
-import { InternalError } from '../../diag/diagnostic.js';
-import { flowText, groupLines, matchText, type Flow, type Group } from './openflow.js';
-
-/** The bundle owns the bridge: a load replaces everything, learned flows included. */
-export const BUNDLE_PREAMBLE = ['flow delete', 'group delete group_id=all'];
+import { InternalError } from '../diag/diagnostic.js';
+import type { Flow, Group } from './openflow.js';
+import { REPLACE_ALL, addFlowText, groupOps, opText } from './ops.js';
+import { matchText } from './syntax.js';
 
 /** Who asked for a flow: a Service port, or nobody for the fixed flows. */
 export interface FlowConflict<Owner> {
@@ -42,7 +41,7 @@ export interface FlowPrinter {
   groupLines?: boolean;
 }
 
-const BUNDLE_PRINTER: FlowPrinter = { match: matchText, text: flowText };
+const BUNDLE_PRINTER: FlowPrinter = { match: matchText, text: addFlowText };
 
 /** A flow as kept: with its value, or (text form) without. */
 export interface Kept<Owner> {
@@ -67,7 +66,7 @@ export class Bundle<Owner> {
 
   addGroup(g: Group): void {
     if (this.groupTexts.has(g.id)) throw new InternalError(`group ${g.id} allocated twice`);
-    this.groupTexts.set(g.id, this.printer.groupLines === false ? [] : groupLines(g));
+    this.groupTexts.set(g.id, this.printer.groupLines === false ? [] : groupOps('add', g).map(opText));
     if (this.form === 'values') this.groups.set(g.id, g);
   }
 
@@ -102,7 +101,7 @@ export class Bundle<Owner> {
   /** The lines of text(), one at a time, for a writer that streams them. */
   eachLine(line: (text: string) => void): void {
     this.checkGroupRefs();
-    for (const l of BUNDLE_PREAMBLE) line(l);
+    for (const op of REPLACE_ALL) line(opText(op));
     for (const id of this.groupIDs()) for (const l of this.groupTexts.get(id)!) line(l);
     for (const same of this.byPlace()) for (const text of printOrder(same)) line(text);
   }

@@ -5,10 +5,10 @@
 // conntrack flags in bit order, table 0 and the header fields as `cookie=C, table=T, `.
 // test/ovs-canonical.system.test.ts loads every golden bundle and checks these texts
 // against what OVS prints, line for line.
-import { InternalError } from '../../diag/diagnostic.js';
-import type { IP } from '../../net/ip.js';
-import { netText, type Action, type Bucket, type CtFlag, type Flow, type Group, type Learn, type MatchField, type Nat, type SetField } from '../../backends/ovs/openflow.js';
-import { formatIP } from '../../net/ip.js';
+import { InternalError } from '../diag/diagnostic.js';
+import { formatIP, type IP } from '../net/ip.js';
+import type { Action, Bucket, CtFlag, Flow, Group, Learn, MatchField, Nat, SetField } from './openflow.js';
+import { netText } from './syntax.js';
 
 /** A number as OVS prints it: `0`, or `0x` and lower-case hex digits without leading zeros. */
 export function ovsHex(n: number | bigint): string {

@@ -1,10 +1,12 @@
 // Every number of the pipeline declared once, with its reason: tables, priorities,
 // registers, marks, conntrack zones, cookies and virtual IPs. They follow Antrea v1.12
 // (pkg/agent/openflow) so that a dump reads like an Antrea node's Service stretch; the
-// table numbers are ours, fixed, because this bridge carries nothing else.
-import { parseIP, type IP, type IPFamily } from '../../net/ip.js';
-import type { Protocol } from '../../model/types.js';
-import type { Action, AddrField, MatchField, ProtoWord, RegField, SetField } from './openflow.js';
+// table numbers are ours, fixed, because this bridge carries nothing else. They are data
+// that more than the backend reads: the ovs diff tells our flows from others' by their
+// tables and cookies, the conntrack clean-up finds the load-balancing table and the DNAT
+// zone, and the tracer walks the tables; so they live in the library, not the backend.
+import { parseIP, type IP, type IPFamily } from '../net/ip.js';
+import type { AddrField, ProtoWord, RegField } from './openflow.js';
 
 export const TABLE = {
   classifier: 0,
@@ -67,21 +69,6 @@ export const CT_HAIRPIN = 0x40;
 /** Reason of the packet-in for a Service without endpoints (Antrea's PacketInCategorySvcReject). */
 export const NO_ENDPOINT_USERDATA = '04';
 
-export function setField(value: number, mask: number | undefined, field: RegField | 'ct_mark'): SetField {
-  return mask === undefined ? { t: 'set-field', field, value } : { t: 'set-field', field, value, mask };
-}
-
-export function regMatch(reg: RegField, value: number, mask?: number): MatchField {
-  return mask === undefined ? { t: 'reg', reg, value } : { t: 'reg', reg, value, mask };
-}
-
-/** ct_mark bits as a match and as a load inside ct(exec(...)). */
-export const ctMarkMatch = (bits: number): MatchField => ({ t: 'ct-mark', value: bits, mask: bits });
-export const setCtMark = (bits: number): SetField => setField(bits, bits, 'ct_mark');
-
-export const resubmit = (table: number): Action => ({ t: 'resubmit', table });
-export const gotoTable = (table: number): Action => ({ t: 'goto-table', table });
-
 /** What differs between the IPv4 and the IPv6 pipeline. */
 export interface OvsFamily {
   family: IPFamily;
@@ -137,21 +124,4 @@ export const IPV6: OvsFamily = {
 
 export function ovsFamily(f: IPFamily): OvsFamily {
   return f === 4 ? IPV4 : IPV6;
-}
-
-const PROTO_WORD = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' } as const;
-const IP_PROTO: Record<Protocol, number> = { TCP: 6, UDP: 17, SCTP: 132 };
-const LEARN_DST_PORT: Record<Protocol, string> = { TCP: 'NXM_OF_TCP_DST[]', UDP: 'NXM_OF_UDP_DST[]', SCTP: 'OXM_OF_SCTP_DST[]' };
-
-/** `tcp`, `udp6`, ...: the protocol word that also implies the family. */
-export function protoWord(fam: OvsFamily, p: Protocol): MatchField {
-  return { t: 'proto', word: fam.family === 4 ? PROTO_WORD[p] : `${PROTO_WORD[p]}6` };
-}
-
-export function ipProtoNumber(p: Protocol): number {
-  return IP_PROTO[p];
-}
-
-export function learnDstPortField(p: Protocol): string {
-  return LEARN_DST_PORT[p];
 }
