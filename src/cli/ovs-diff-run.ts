@@ -3,14 +3,15 @@
 // dump-flows` and `dump-groups` printed) into what `compile --backend ovs` would load.
 import * as fs from 'node:fs';
 import { UserInputError } from '../diag/diagnostic.js';
-import type { FlowPrinter } from '../ovs/bundle.js';
-import { compileOvsProgram, compileOvsValues } from '../backends/ovs/index.js';
+import { compileOvsDumpForm } from '../backends/ovs/index.js';
 import { failOnWarnings, loadModel } from '../compile.js';
 import { conntrackScript, staleDeletes, type ConntrackSnapshot } from '../diff/conntrack.js';
-import { compiledTexts, ovsConntrackLive, OVS_SCRIPT } from '../diff/ovs/conntrack.js';
+import { ovsConntrackLive, OVS_SCRIPT } from '../diff/ovs/conntrack.js';
 import { diffOvs } from '../diff/ovs/diff.js';
+import { liveBridge } from '../diff/ovs/live-bridge.js';
 import { readFlowDump, readGroupDump, type LiveFlow, type LiveGroup } from '../live/ovs/dump-read.js';
-import type { FamilyModel } from '../model/types.js';
+import type { DumpProgram } from '../ovs/dump-program.js';
+import { opsText } from '../ovs/ops.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
 import { ovsConntrackSnapshot } from './conntrack-snapshot.js';
 import type { OvsDiffOptions } from './options.js';
@@ -28,31 +29,31 @@ function readDump(io: Io, file: string): { text: string; name: string } {
   }
 }
 
-/** The --conntrack script: the live dumps against the compiled state, compiled again as values (its warnings were given with the bundle's). */
-function conntrackText(families: FamilyModel[], flows: LiveFlow[], groups: LiveGroup[], snapshot: ConntrackSnapshot): string {
-  const wanted = compileOvsProgram(families, []);
-  const compiled = compiledTexts(wanted.flows.map((f) => f.flow), wanted.groups);
-  return conntrackScript(staleDeletes(snapshot, ovsConntrackLive(flows, groups), compiled), OVS_SCRIPT);
+/** The --conntrack script: the live dumps against the compiled program, both read as the dumps print them. */
+function conntrackText<Owner>(compiled: DumpProgram<Owner>, flows: LiveFlow[], groups: LiveGroup[], snapshot: ConntrackSnapshot): string {
+  const wanted = ovsConntrackLive(compiled.dumpedFlows(), compiled.dumpedGroups());
+  return conntrackScript(staleDeletes(snapshot, ovsConntrackLive(flows, groups), wanted), OVS_SCRIPT);
 }
 
 /** Runs the ovs diff; the exit code is 0, or 1 with --exit-code when the bundle is not empty. */
 export async function runOvsDiff(io: Io, files: string[], o: OvsDiffOptions): Promise<ExitCode> {
-  const flowsFile = o.liveFlows;
-  const groupsFile = o.liveGroups;
   const strict = o.strict;
   const model = loadModel(loadInputs(io, files), o.compile, strict);
   const warnings = [...model.warnings];
-  const flowsDump = readDump(io, flowsFile);
-  const groupsDump = readDump(io, groupsFile);
+  const flowsDump = readDump(io, o.liveFlows);
+  const groupsDump = readDump(io, o.liveGroups);
   const flows = readFlowDump(flowsDump.text, flowsDump.name);
   const groups = readGroupDump(groupsDump.text, groupsDump.name);
-  const compile = (printer: FlowPrinter) => compileOvsValues(model.families, warnings, printer);
-  const { lines, notes } = diffOvs(compile, flows, groups, { flows: flowsDump.name, groups: groupsDump.name });
+  const bridge = liveBridge(flows, groups, { flows: flowsDump.name, groups: groupsDump.name });
+  // Compiled once, for the diff and the clean-up; told what the bridge holds, it keeps no
+  // value of a flow held as compiled (the diff prints only the others).
+  const compiled = compileOvsDumpForm(model.families, warnings, bridge.ours);
+  const { ops, notes } = diffOvs(compiled, bridge);
   failOnWarnings(strict, warnings);
   printDiagnostics(io, [...warnings, ...notes]);
   // Computed before anything is written, so that no file is written when it fails.
-  const script = o.conntrack === undefined ? undefined : conntrackText(model.families, flows, groups, ovsConntrackSnapshot(model));
-  emit(io, o.output, lines.length === 0 ? '' : lines.join('\n') + '\n');
+  const script = o.conntrack === undefined ? undefined : conntrackText(compiled, flows, groups, ovsConntrackSnapshot(model));
+  emit(io, o.output, opsText(ops));
   if (o.conntrack !== undefined && script !== undefined) writeAtomically(o.conntrack, script);
-  return o.exitCode && lines.length > 0 ? EXIT_CHANGES : EXIT_OK;
+  return o.exitCode && ops.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }

@@ -4,7 +4,15 @@
 import { InternalError } from '../diag/diagnostic.js';
 import type { Flow, Group } from './openflow.js';
 import { REPLACE_ALL, addFlowText, groupOps, opText } from './ops.js';
+import { GroupRefs, PlacedFlows, flowPlace } from './placed.js';
 import { matchText } from './syntax.js';
+
+/** Where a compile puts what it makes: a bundle, or a program kept in dump form (dump-program.ts). */
+export interface FlowSink<Owner> {
+  addGroup(g: Group): void;
+  /** A flow at the place and match of another, different one is a conflict; an identical one is kept once. */
+  addFlow(flow: Flow, owner: Owner): void;
+}
 
 /** Who asked for a flow: a Service port, or nobody for the fixed flows. */
 export interface FlowConflict<Owner> {
@@ -27,46 +35,27 @@ export interface BundleFlow<Owner> {
  */
 export type BundleForm = 'values' | 'text';
 
-/**
- * How flows are printed and known: by default the bundle's own syntax; the ovs diff keeps
- * them as `ovs-ofctl dump-flows` prints them instead (its match and actions), to compare
- * with a live dump.
- */
-export interface FlowPrinter {
-  match(f: Flow): string;
-  text(f: Flow, match: string): string;
-  /** Values form: whether to keep this flow's value (default: every flow's). */
-  keep?(f: Flow, match: string, text: string): boolean;
-  /** Whether group lines are printed (default); the diff prints only those of changed groups. */
-  groupLines?: boolean;
-}
-
-const BUNDLE_PRINTER: FlowPrinter = { match: matchText, text: addFlowText };
-
-/** A flow as kept: with its value, or (text form) without. */
-export interface Kept<Owner> {
+/** A flow as kept: its `flow add` line, with its value or (text form) without. */
+interface Kept<Owner> {
   flow: Flow | undefined;
   text: string;
   owner: Owner;
 }
 
-export class Bundle<Owner> {
+export class Bundle<Owner> implements FlowSink<Owner> {
   private readonly groups = new Map<number, Group>();
   private readonly groupTexts = new Map<number, string[]>();
-  /** Flows by place, then by match: a flow is known by its table, priority and match. */
-  private readonly flows = new Map<number, Map<string, Kept<Owner>>>();
-  /** Groups named by flows (flow text, then group ID), checked once everything is added. */
-  private readonly groupRefs: (string | number)[] = [];
+  private readonly flows = new PlacedFlows<Kept<Owner>>();
+  private readonly groupRefs = new GroupRefs();
 
   constructor(
     private readonly onConflict: (c: FlowConflict<Owner>) => void,
     private readonly form: BundleForm = 'values',
-    private readonly printer: FlowPrinter = BUNDLE_PRINTER,
   ) {}
 
   addGroup(g: Group): void {
     if (this.groupTexts.has(g.id)) throw new InternalError(`group ${g.id} allocated twice`);
-    this.groupTexts.set(g.id, this.printer.groupLines === false ? [] : groupOps('add', g).map(opText));
+    this.groupTexts.set(g.id, groupOps('add', g).map(opText));
     if (this.form === 'values') this.groups.set(g.id, g);
   }
 
@@ -76,19 +65,14 @@ export class Bundle<Owner> {
    * the first (in the model's sorted order) wins, as OVS would otherwise replace it.
    */
   addFlow(flow: Flow, owner: Owner): void {
-    const match = this.printer.match(flow);
-    const text = this.printer.text(flow, match);
-    const place = flow.table * 65536 + (65535 - flow.priority);
-    let same = this.flows.get(place);
-    if (!same) this.flows.set(place, (same = new Map()));
-    const had = same.get(match);
+    const match = matchText(flow);
+    const text = addFlowText(flow, match);
+    const had = this.flows.addNew(flowPlace(flow.table, flow.priority), match, { flow: this.form === 'values' ? flow : undefined, text, owner });
     if (had) {
       if (had.text !== text) this.onConflict({ keptOwner: had.owner, dropped: flow, droppedOwner: owner });
       return;
     }
-    const keep = this.form === 'values' && (this.printer.keep === undefined || this.printer.keep(flow, match, text));
-    same.set(match, { flow: keep ? flow : undefined, text, owner });
-    for (const a of flow.actions) if (a.t === 'group') this.groupRefs.push(text, a.id);
+    this.groupRefs.add(flow, text);
   }
 
   /** Deletes, groups by ID, then flows by table, priority descending, text. */
@@ -100,18 +84,18 @@ export class Bundle<Owner> {
 
   /** The lines of text(), one at a time, for a writer that streams them. */
   eachLine(line: (text: string) => void): void {
-    this.checkGroupRefs();
+    this.groupRefs.check((id) => this.groupTexts.has(id));
     for (const op of REPLACE_ALL) line(opText(op));
     for (const id of this.groupIDs()) for (const l of this.groupTexts.get(id)!) line(l);
-    for (const same of this.byPlace()) for (const text of printOrder(same)) line(text);
+    for (const same of this.flows.inPlaceOrder()) for (const text of printOrder(same)) line(text);
   }
 
   /** What the bundle adds, in its order: groups by ID, flows by table, priority descending, text. */
   contents(): { groups: Group[]; flows: BundleFlow<Owner>[] } {
     if (this.form !== 'values') throw new InternalError('the bundle keeps only text');
-    this.checkGroupRefs();
+    this.groupRefs.check((id) => this.groupTexts.has(id));
     const flows: BundleFlow<Owner>[] = [];
-    for (const same of this.byPlace()) {
+    for (const same of this.flows.inPlaceOrder()) {
       // A place's texts are distinct: each is its own flow's match at the place.
       const byText = new Map(same.map((e) => [e.text, e]));
       for (const text of printOrder(same)) {
@@ -122,41 +106,8 @@ export class Bundle<Owner> {
     return { groups: this.groupIDs().map((id) => this.groups.get(id)!), flows };
   }
 
-  /** The flow kept at a table, priority and match (as the printer prints it). */
-  find(table: number, priority: number, match: string): Kept<Owner> | undefined {
-    return this.flows.get(table * 65536 + (65535 - priority))?.get(match);
-  }
-
-  /** Every kept flow, in the order added (the model's order: deterministic), with its printed match. */
-  eachKept(fn: (k: Kept<Owner>, match: string) => void): void {
-    for (const same of this.flows.values()) for (const [match, k] of same) fn(k, match);
-  }
-
-  /** The groups as values, by ID. */
-  groupValues(): Group[] {
-    if (this.form !== 'values') throw new InternalError('the bundle keeps only text');
-    this.checkGroupRefs();
-    return this.groupIDs().map((id) => this.groups.get(id)!);
-  }
-
-  private checkGroupRefs(): void {
-    const refs = this.groupRefs;
-    for (let i = 0; i < refs.length; i += 2) {
-      if (!this.groupTexts.has(refs[i + 1] as number)) throw new InternalError(`flow names group ${refs[i + 1]} that does not exist: ${refs[i]}`);
-    }
-  }
-
   private groupIDs(): number[] {
     return [...this.groupTexts.keys()].sort((a, b) => a - b);
-  }
-
-  /**
-   * The flows a table and priority at a time, in print order: a few dozen small sorts by
-   * text cost much less than one sort of every flow that compares numbers before text.
-   * A place is the table ascending, then the priority descending (priorities are 0..65535).
-   */
-  private byPlace(): Kept<Owner>[][] {
-    return [...this.flows.keys()].sort((a, b) => a - b).map((place) => [...this.flows.get(place)!.values()]);
   }
 }
 

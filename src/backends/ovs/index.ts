@@ -4,7 +4,8 @@ import { InternalError, type Diagnostic } from '../../diag/diagnostic.js';
 import { compareIP, isLoopback, type IP } from '../../net/ip.js';
 import { servicePortKey, type FamilyModel, type ServicePort } from '../../model/types.js';
 import { ByteChunks, type ChunkWriter } from '../../io/byte-chunks.js';
-import { Bundle, type BundleFlow, type BundleForm, type FlowConflict, type FlowPrinter } from '../../ovs/bundle.js';
+import { Bundle, type BundleFlow, type FlowConflict, type FlowSink } from '../../ovs/bundle.js';
+import { DumpProgram, type DumpIndex } from '../../ovs/dump-program.js';
 import type { Group } from '../../ovs/openflow.js';
 import { ovsFamily } from '../../ovs/pipeline.js';
 import { matchText } from '../../ovs/syntax.js';
@@ -51,14 +52,18 @@ export interface OvsProgram {
   flows: BundleFlow<ServicePort | undefined>[];
 }
 
+const conflictThrows = (c: FlowConflict<Owner>): never => {
+  throw conflictError(c);
+};
+
 /** The bundle as values, in the order it prints: what `kproxc trace --backend ovs` walks. */
 export function compileOvsProgram(families: FamilyModel[], warnings: Diagnostic[]): OvsProgram {
-  return buildBundle(families, warnings, 'values').contents();
+  return build(new Bundle<Owner>(conflictThrows, 'values'), families, warnings).contents();
 }
 
 /** The bundle's text, written out as chunks of bytes as it is printed (37 MB at 10,000 Services). */
 export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]): ChunkWriter {
-  const bundle = buildBundle(families, warnings, 'text');
+  const bundle = build(new Bundle<Owner>(conflictThrows, 'text'), families, warnings);
   return (sink) => {
     const out = new ByteChunks(sink);
     bundle.eachLine((l) => out.textLine(l));
@@ -66,33 +71,30 @@ export function compileOvsBundle(families: FamilyModel[], warnings: Diagnostic[]
   };
 }
 
-/** The bundle as values, its flows printed and known as `printer` prints them (the ovs diff's dump form). */
-export function compileOvsValues(families: FamilyModel[], warnings: Diagnostic[], printer: FlowPrinter): Bundle<Owner> {
-  return buildBundle(families, warnings, 'values', printer);
+/**
+ * The program as `ovs-ofctl` dumps it, for the ovs diff and its conntrack clean-up; `held`,
+ * the flows of the bridge it is compared with, lets it drop the values of flows held as they are.
+ */
+export function compileOvsDumpForm(families: FamilyModel[], warnings: Diagnostic[], held?: DumpIndex): DumpProgram<Owner> {
+  return build(new DumpProgram<Owner>(conflictThrows, held), families, warnings);
 }
 
-function buildBundle(families: FamilyModel[], warnings: Diagnostic[], form: BundleForm, printer?: FlowPrinter): Bundle<Owner> {
-  const bundle = new Bundle<Owner>(
-    (c) => {
-      throw conflictError(c);
-    },
-    form,
-    printer,
-  );
-  for (const flow of fixedFlows(families.map((m) => ovsFamily(m.family)))) bundle.addFlow(flow, undefined);
+/** Every group and flow of the model, added to `sink` in the model's order. */
+function build<S extends FlowSink<Owner>>(sink: S, families: FamilyModel[], warnings: Diagnostic[]): S {
+  for (const flow of fixedFlows(families.map((m) => ovsFamily(m.family)))) sink.addFlow(flow, undefined);
   const capped = new Map<string, ServicePort>();
   for (const m of families) {
     const f = ovsFamily(m.family);
-    for (const flow of nodePortMarkFlows(f, nodePortAddresses(m))) bundle.addFlow(flow, undefined);
-    for (const flow of serviceRangeFlows(m, f)) bundle.addFlow(flow, undefined);
+    for (const flow of nodePortMarkFlows(f, nodePortAddresses(m))) sink.addFlow(flow, undefined);
+    for (const flow of serviceRangeFlows(m, f)) sink.addFlow(flow, undefined);
     const claims = resolveClaims(m, warnings);
     for (const plan of planFamily(m)) {
       const affinity = plan.affinityTimeout !== undefined;
-      for (const g of plan.groups) bundle.addGroup(serviceGroup(g, f, affinity));
-      for (const flow of [...serviceFlows(plan, f, m.podCIDRs, claims), ...endpointFlows(plan, f)]) bundle.addFlow(flow, plan.sp);
+      for (const g of plan.groups) sink.addGroup(serviceGroup(g, f, affinity));
+      for (const flow of [...serviceFlows(plan, f, m.podCIDRs, claims), ...endpointFlows(plan, f)]) sink.addFlow(flow, plan.sp);
       if ((plan.sp.affinityTimeout ?? 0) > MAX_AFFINITY_TIMEOUT) capped.set(serviceName(plan.sp), plan.sp);
     }
   }
   for (const sp of capped.values()) warnings.push(affinityWarning(sp));
-  return bundle;
+  return sink;
 }

@@ -1,158 +1,106 @@
 // The ovs-ofctl bundle that turns a live bridge (as dump-flows and dump-groups print it)
-// into what `compile --backend ovs` would load, touching only what differs. Flows are
-// paired by table, priority and match as OVS prints them; groups by ID (stable: derived
-// from the Service port). Learned affinity flows stay while they still lead where the
-// compiled state goes; flows and groups that are not ours are left alone and reported.
-//
-// The live dump is read first and each compiled flow is compared as the compile makes it,
-// so that only the values of flows that change are kept: at 10,000 Services the others
-// are some 130,000 trees of objects the collector would otherwise carry to the end.
-import type { Diagnostic } from '../../diag/diagnostic.js';
-import type { Bundle, FlowPrinter } from '../../ovs/bundle.js';
-import type { Flow, Group } from '../../ovs/openflow.js';
-import { MAX_BUCKETS_PER_MESSAGE, addFlowText, groupOps, opText } from '../../ovs/ops.js';
-import { SERVICE_COOKIE, TABLE } from '../../ovs/pipeline.js';
-import { actionsText, matchText } from '../../ovs/syntax.js';
-import type { ServicePort } from '../../model/types.js';
+// into what `compile --backend ovs` would load, touching only what differs: the compiled
+// program and the bridge in, bundle operations out. Flows are paired by table, priority
+// and match as OVS prints them; groups by ID (stable: derived from the Service port).
+// Learned affinity flows stay while they still lead where the compiled state goes; flows
+// and groups that are not ours are left alone and reported.
+import { InternalError, type Diagnostic } from '../../diag/diagnostic.js';
 import type { LiveFlow, LiveGroup } from '../../live/ovs/dump-read.js';
-import { canonicalActions, canonicalGroupLine, canonicalMatch, cookieHex } from '../../ovs/dump-form.js';
-import { addLearn, groupEndpoints, isLearned, keepLearned, type LearnSpec } from './learned.js';
-
-const OUR_TABLES = new Set<number>(Object.values(TABLE));
-const SERVICE_COOKIE_TEXT = cookieHex(SERVICE_COOKIE);
-/** Our cookie and the learn cookies (our cookie | group ID) print as 0x10300 and 8 hex digits. */
-const isOurCookie = (c: string) => c.length === 15 && c.startsWith('0x10300');
-
-export interface LiveFiles {
-  flows: string;
-  groups: string;
-}
+import { canonicalGroupLine } from '../../ovs/dump-form.js';
+import type { DumpProgram, DumpedFlow, FlowPlace } from '../../ovs/dump-program.js';
+import type { Flow, Group } from '../../ovs/openflow.js';
+import { MAX_BUCKETS_PER_MESSAGE, groupOps, type BundleOp } from '../../ovs/ops.js';
+import { flowPlace } from '../../ovs/placed.js';
+import { addLearn, groupEndpoints, keepLearned, type LearnSpec } from './learned.js';
+import { note, type LiveBridge } from './live-bridge.js';
 
 export interface OvsDiff {
-  /** The bundle's lines: group adds and changes, flow deletes, changes and adds, group deletes. */
-  lines: string[];
+  /** In order: group adds and changes, flow deletes, changes and adds, group deletes. */
+  ops: BundleOp[];
   /** Flows and groups left alone because they are not ours, one note each. */
   notes: Diagnostic[];
 }
 
-type Compiled = Bundle<ServicePort | undefined>;
-
-function note(file: string, line: number, message: string): Diagnostic {
-  return { severity: 'warning', pos: { file, line, col: 1 }, message };
+/** The program keeps the value of every flow the bridge lacks or holds otherwise (dump-program.ts). */
+function value(f: DumpedFlow<unknown>, at: FlowPlace): Flow {
+  if (!f.flow) throw new InternalError(`table ${at.table} flow priority=${at.priority},${at.match} differs from the bridge but was kept without its value`);
+  return f.flow;
 }
 
-const place = (table: number, priority: number) => table * 65536 + (65535 - priority);
+interface FlowPairs {
+  modifies: BundleOp[];
+  adds: BundleOp[];
+  /** Live flows that a compiled flow pairs with. */
+  matched: Set<LiveFlow>;
+  /** What the learn flows of each learn cookie learn for. */
+  learns: Map<string, LearnSpec[]>;
+}
 
-/** Our live flows by place and match, and learned ones aside; others' flows noted. */
-class LiveIndex {
-  readonly byPlace = new Map<number, Map<string, LiveFlow>>();
-  readonly learned: LiveFlow[] = [];
-  readonly matched = new Set<LiveFlow>();
-
-  constructor(flows: LiveFlow[], file: string, notes: Diagnostic[]) {
-    for (const f of flows) {
-      if (!OUR_TABLES.has(f.table) || !isOurCookie(f.cookie)) {
-        notes.push(note(file, f.line, `table ${f.table} flow ${f.key} (cookie ${f.cookie}) is not kproxc's; left alone`));
-      } else if (isLearned(f, SERVICE_COOKIE_TEXT)) {
-        this.learned.push(f);
-      } else {
-        const p = place(f.table, f.priority);
-        let same = this.byPlace.get(p);
-        if (!same) this.byPlace.set(p, (same = new Map()));
-        same.set(f.match, f);
-      }
+/** Each compiled flow against the live one at its place and match, in the compile's order. */
+function pairFlows<Owner>(compiled: DumpProgram<Owner>, bridge: LiveBridge): FlowPairs {
+  const pairs: FlowPairs = { modifies: [], adds: [], matched: new Set(), learns: new Map() };
+  compiled.eachFlow((f, at) => {
+    if (f.flow) addLearn(pairs.learns, f.flow);
+    const l = bridge.ours.get(flowPlace(at.table, at.priority))?.get(at.match);
+    if (l) pairs.matched.add(l);
+    if (l && l.cookie === f.cookie) {
+      // Same cookie, other actions: modify keeps the counters and what a learn flow learned.
+      if (l.actions !== f.actions) pairs.modifies.push({ verb: 'modify_strict', target: 'flow', flow: value(f, at) });
+    } else {
+      // An add replaces a flow of another cookie, cookie and all.
+      pairs.adds.push({ verb: 'add', target: 'flow', flow: value(f, at) });
     }
-  }
-
-  find(f: Flow, match: string): LiveFlow | undefined {
-    return this.byPlace.get(place(f.table, f.priority))?.get(match);
-  }
+  });
+  return pairs;
 }
 
-/**
- * The printer the compile runs with: flows known by their dump form, and a compiled flow's
- * value kept only when the live bridge lacks it or holds it otherwise (and for learn flows,
- * which say what learned flows may stay).
- */
-function diffPrinter(live: LiveIndex, learns: Map<string, LearnSpec[]>): FlowPrinter {
-  return {
-    match: canonicalMatch,
-    text: (f) => canonicalActions(f.actions),
-    groupLines: false,
-    keep(f, match, actions) {
-      addLearn(learns, f);
-      const l = live.find(f, match);
-      if (!l) return true;
-      live.matched.add(l);
-      return l.cookie !== cookieHex(f.cookie) || l.actions !== actions;
-    },
-  };
+const byPlaceAndKey = (a: LiveFlow, b: LiveFlow) => a.table - b.table || b.priority - a.priority || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** Our live flows no compiled flow pairs with, and learned flows that lead where the compiled state no longer goes. */
+function staleFlows(bridge: LiveBridge, pairs: FlowPairs, wantedGroups: Group[], notes: Diagnostic[]): BundleOp[] {
+  const stale: LiveFlow[] = [];
+  for (const same of bridge.ours.values()) for (const f of same.values()) if (!pairs.matched.has(f)) stale.push(f);
+  const learned = { endpoints: groupEndpoints(wantedGroups), learns: pairs.learns };
+  for (const f of bridge.learned) {
+    const keep = keepLearned(f, learned);
+    if (keep === undefined) notes.push(note(bridge.files.flows, f.line, `table ${f.table} flow ${f.key} is not one kproxc's learn actions make; left alone`));
+    else if (!keep) stale.push(f);
+  }
+  return stale.sort(byPlaceAndKey).map((f) => ({ verb: 'delete_strict', target: 'flow', table: f.table, priority: f.priority, match: f.match }));
 }
 
-/** Lines that make the live group hold the compiled one, or none when it already does. */
-function groupChange(g: Group, live: LiveGroup | undefined): string[] {
-  const all = groupOps('add', g).map(opText);
-  if (!live) return all;
+/** What makes the live group hold the compiled one; nothing when it already does. */
+function groupChange(g: Group, live: LiveGroup | undefined): BundleOp[] {
+  if (!live) return groupOps('add', g);
   // A group over one message's buckets: the dump may have cut it (its reply length wraps
   // at 64 KiB), so only a whole, equal print is trusted; add_or_mod then rewrites it.
   if (live.text === canonicalGroupLine(g)) return [];
-  all[0] = all[0].replace(/^group add /, g.buckets.length > MAX_BUCKETS_PER_MESSAGE ? 'group add_or_mod ' : 'group modify ');
-  return all;
+  return groupOps(g.buckets.length > MAX_BUCKETS_PER_MESSAGE ? 'add_or_mod' : 'modify', g);
 }
 
 /** Our groups are select groups whose first bucket is one we make. */
 const isOurGroup = (g: LiveGroup) => /^group_id=\d+,type=select,bucket=bucket_id:0,weight:100,actions=set_field:/.test(g.text);
 
 /** Group adds and changes (before the flows that name them) and deletes (after the flows that named them). */
-function pairGroups(wanted: Group[], groups: LiveGroup[], file: string, notes: Diagnostic[]) {
-  const live = new Map(groups.map((g) => [g.id, g]));
+function pairGroups(wanted: Group[], bridge: LiveBridge, notes: Diagnostic[]): { before: BundleOp[]; after: BundleOp[] } {
+  const live = new Map(bridge.groups.map((g) => [g.id, g]));
   const before = wanted.flatMap((g) => groupChange(g, live.get(g.id)));
   const ids = new Set(wanted.map((g) => g.id));
-  const after: string[] = [];
-  for (const g of [...groups].sort((a, b) => a.id - b.id)) {
+  const after: BundleOp[] = [];
+  for (const g of [...bridge.groups].sort((a, b) => a.id - b.id)) {
     if (ids.has(g.id)) continue;
-    if (isOurGroup(g)) after.push(`group delete group_id=${g.id}`);
-    else notes.push(note(file, g.line, `group ${g.id} is not kproxc's; left alone`));
+    if (isOurGroup(g)) after.push({ verb: 'delete', target: 'group', id: g.id });
+    else notes.push(note(bridge.files.groups, g.line, `group ${g.id} is not kproxc's; left alone`));
   }
   return { before, after };
 }
 
-const byPlaceAndKey = (a: LiveFlow, b: LiveFlow) => a.table - b.table || b.priority - a.priority || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-
-function flowHead(f: Flow): string {
-  const match = matchText(f);
-  return match === '' ? `table=${f.table},priority=${f.priority}` : `table=${f.table},priority=${f.priority},${match}`;
-}
-
-/**
- * The bundle from the live flows and groups to the compiled state; `compile` builds the
- * bundle of values with the printer it is given (compileOvsValues).
- */
-export function diffOvs(compile: (printer: FlowPrinter) => Compiled, flows: LiveFlow[], groups: LiveGroup[], files: LiveFiles): OvsDiff {
-  const notes: Diagnostic[] = [];
-  const live = new LiveIndex(flows, files.flows, notes);
-  const learns = new Map<string, LearnSpec[]>();
-  const bundle = compile(diffPrinter(live, learns));
-  const wantedGroups = bundle.groupValues();
-  const deletes: LiveFlow[] = [];
-  for (const same of live.byPlace.values()) for (const f of same.values()) if (!live.matched.has(f)) deletes.push(f);
-  const learned = { endpoints: groupEndpoints(wantedGroups), learns };
-  for (const f of live.learned) {
-    const keep = keepLearned(f, learned);
-    if (keep === undefined) notes.push(note(files.flows, f.line, `table ${f.table} flow ${f.key} is not one kproxc's learn actions make; left alone`));
-    else if (!keep) deletes.push(f);
-  }
-  const modifies: string[] = [];
-  const adds: string[] = [];
-  bundle.eachKept((k, match) => {
-    const f = k.flow;
-    if (!f) return;
-    const l = live.find(f, match);
-    if (l && l.cookie === cookieHex(f.cookie)) {
-      if (l.actions !== k.text) modifies.push(`flow modify_strict ${flowHead(f)} actions=${actionsText(f.actions)}`);
-    } else adds.push(addFlowText(f, matchText(f))); // an add replaces a flow of another cookie, cookie and all
-  });
-  const { before, after } = pairGroups(wantedGroups, groups, files.groups, notes);
-  const deleteLines = deletes.sort(byPlaceAndKey).map((f) => `flow delete_strict table=${f.table},${f.key}`);
-  return { lines: [...before, ...deleteLines, ...modifies, ...adds, ...after], notes };
+/** The bundle from the live bridge to the compiled program (compileOvsDumpForm, given the bridge's flows). */
+export function diffOvs<Owner>(compiled: DumpProgram<Owner>, bridge: LiveBridge): OvsDiff {
+  const notes = [...bridge.notes];
+  const wantedGroups = compiled.groupValues();
+  const pairs = pairFlows(compiled, bridge);
+  const deletes = staleFlows(bridge, pairs, wantedGroups, notes);
+  const { before, after } = pairGroups(wantedGroups, bridge, notes);
+  return { ops: [...before, ...deletes, ...pairs.modifies, ...pairs.adds, ...after], notes };
 }
