@@ -9,7 +9,7 @@ export function hex(n: number | bigint): string {
   return '0x' + n.toString(16);
 }
 
-export function ipText(ip: IP): string {
+function ipText(ip: IP): string {
   return formatIP(ip);
 }
 
@@ -19,7 +19,7 @@ export function netText(c: CIDR): string {
 }
 
 /** `IP:PORT`, IPv6 in brackets, as nat() wants it. */
-export function hostPort(ip: IP, port: number): string {
+function hostPort(ip: IP, port: number): string {
   return ip.family === 6 ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
 }
 
@@ -37,7 +37,7 @@ function joined(write: (o: Parts) => void): string {
   return o.join('');
 }
 
-export function pushHex(o: Parts, n: number | bigint): void {
+function pushHex(o: Parts, n: number | bigint): void {
   o.push('0x', n.toString(16));
 }
 
