@@ -155,6 +155,32 @@ ${slice('a')}${slice('b')}`;
   });
 });
 
+describe('a Service that was never applied (no spec.clusterIP)', () => {
+  /** Every `kubectl get services,...` dump command in a text. */
+  const dumpCommands = (text: string) => [...text.matchAll(/kubectl get services,[\w,]+ -A -o yaml/g)].map((m) => m[0]);
+
+  it('is left out with a warning that gives the same dump command as the README, the docs and --help', async () => {
+    const readme = dumpCommands(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
+    expect(readme.length).toBeGreaterThan(0);
+    const [command] = readme;
+    expect(command).toContain('servicecidrs');
+    const docs = fs.readdirSync(path.join(ROOT, 'docs')).flatMap((f) => dumpCommands(fs.readFileSync(path.join(ROOT, 'docs', f), 'utf8')));
+    const help = dumpCommands((await kproxc(['compile', '--help'])).stdout);
+    expect(help.length).toBeGreaterThan(0);
+    expect(new Set([...readme, ...docs, ...help])).toEqual(new Set([command]));
+
+    const r = await kproxc(['compile', path.join(FIXTURES, 'unapplied-service.yaml')]);
+    expect(r.code).toBe(0);
+    const warnings = r.stderr.trimEnd().split('\n');
+    expect(warnings).toHaveLength(3);
+    for (const w of warnings) {
+      expect(w).toContain('spec.clusterIP: warning: missing:');
+      expect(dumpCommands(w)).toEqual([command]);
+      expect(w.endsWith(command)).toBe(true);
+    }
+  });
+});
+
 describe('internal errors (our bugs)', () => {
   /** The CLI in-process, with a command `boom` that fails as a bug would. */
   const boom = async (fail: () => void, args: string[] = []) => {
