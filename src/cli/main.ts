@@ -62,8 +62,8 @@ function buildProgram(io: Io, done: (code: ExitCode) => void): Command {
         'kproxc compile cluster.yaml --node worker-1 --backend ovs > flows.txt && ovs-ofctl -O OpenFlow15 bundle br-int flows.txt',
       ),
     )
-    .action(async (files: string[], flags: CompileFlags) => {
-      const opts = compileCommandOptionsFrom(flags);
+    .action(async (files: string[], flags: CompileFlags, command: Command) => {
+      const opts = compileCommandOptionsFrom(flags, command.getOptionValueSource('format') === 'cli');
       done(await runCompile(io, files, opts));
     });
 
