@@ -63,4 +63,9 @@ describe('what --help says of each option', () => {
     expect(ovs.code).toBe(0);
     expect(ovs.stderr).toBe('');
   });
+
+  it('trace --packets takes JSON or YAML, as the packets file reader and docs/cli.md do', async () => {
+    expect(await optionHelp('trace', '--packets')).toMatch(/^--packets <file> a JSON or YAML array of /);
+    expect(fs.readFileSync(path.join(ROOT, 'docs/cli.md'), 'utf8')).toMatch(/`--packets FILE` \| many packets: a JSON \(or YAML\) array/);
+  });
 });

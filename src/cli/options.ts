@@ -258,7 +258,7 @@ export function addTraceOptions(cmd: Command): Command {
       .option('--iif <name>', 'the interface the packet arrives on (default: a Pod interface for Pod sources, else the node network)')
       .option('--from-node', 'trace a packet the node sends itself (output hook) instead of one arriving at it')
       .option('--affinity <endpoint>', 'the client already has session affinity to this endpoint (IP:PORT): an earlier connection reached it')
-      .option('--packets <file>', 'a JSON array of {sourceIP, destIP, destPort, protocol} to trace')
+      .option('--packets <file>', 'a JSON or YAML array of {sourceIP, destIP, destPort, protocol} to trace')
       .addOption(new Option('--backend <backend>', 'which compiled rules to walk').choices(['nftables', 'ovs']).default('nftables'))
       .addOption(layoutOption())
       .option('--json', 'one JSON object per packet, one per line'),
