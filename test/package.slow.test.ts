@@ -1,11 +1,11 @@
 // The npm package as a user gets it: `npm pack` (whose prepack builds the bundle from the
 // sources) gives a small tarball of what runs and what the README sends its reader to (the
 // docs and the example cluster); installed from that file as the README says, into an empty
-// directory and globally, without the registry, every file the README links to is there,
-// the README's quick start runs on the example it carries, and `npx kproxc` prints the
-// version, compiles the example to its golden files, reports bad input with the full parser
-// (a lazily loaded file of its own), and diffs a listing large enough to be read on the
-// worker thread. The repository is copied first: packing builds,
+// directory and globally, without the registry, npm warns of no script, every file the
+// README links to is there, the README's quick start runs on the example it carries, and
+// `npx kproxc` prints the version, compiles the example to its golden files, reports bad
+// input with the full parser (a lazily loaded file of its own), and diffs a listing large
+// enough to be read on the worker thread. The repository is copied first: packing builds,
 // and the other tests run the repository's own build meanwhile.
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -19,6 +19,13 @@ import { kproxc, ROOT } from './helpers/kproxc.js';
 /** What building and packing need of the repository. */
 const SOURCES = ['src', 'scripts', 'bin', 'docs', 'examples', 'package.json', 'package-lock.json', 'tsconfig.json', 'README.md', 'LICENSE'];
 const PACKAGE = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; dependencies?: object };
+
+/**
+ * The scripts npm may run when it installs a package from a tarball: a dependency's
+ * install scripts, and `prepare` for one that comes from no registry. npm 11 holds each of
+ * them back until the user approves it, with a warning on every install.
+ */
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'preprepare', 'prepare', 'postprepare'];
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-package-'));
 const repo = path.join(tmp, 'repo');
@@ -140,6 +147,15 @@ describe('the npm package', () => {
     for (const f of files) expect(f, f).toMatch(/^(bin\/kproxc|dist\/bundle\/[\w.-]+\.c?js|docs\/[\w-]+\.md|examples\/[\w-]+\.yaml|LICENSE|README\.md|package\.json)$/);
     expect(files.length).toBeLessThan(40);
     expect(packed.unpackedSize).toBeLessThan(2_000_000);
+  });
+
+  it('installs without a word from npm about scripts, into a project and globally', () => {
+    // npm 11 warns of a `prepare` (or install script) in a tarball's manifest, whether or not
+    // the file it runs was packed; an npm that does not warn still finds none to run.
+    expect(npmWarnings(installStderr).filter((l) => /script/i.test(l))).toEqual([]);
+    expect(npmWarnings(globalInstallStderr).filter((l) => /script/i.test(l))).toEqual([]);
+    const manifest = JSON.parse(fs.readFileSync(path.join(installedPackage, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    expect(Object.keys(manifest.scripts ?? {}).filter((s) => INSTALL_SCRIPTS.includes(s))).toEqual([]);
   });
 
   it('installed, holds every file the README links to, and every link in them resolves there', () => {
