@@ -43,8 +43,8 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
   const { now, later } = diffLive(tables, liveViews, { twoPhase: o.twoPhase !== undefined });
   printDiagnostics(io, warnings);
   emit(io, o.output, transactionText(now));
-  if (o.twoPhase !== undefined) writeAtomically(o.twoPhase, transactionText(later));
+  if (o.twoPhase !== undefined) writeAtomically(o.twoPhase, transactionText(later), '--two-phase');
   // The clean-up is run after the transaction: see docs/diff.md for why in that order.
-  if (o.conntrack !== undefined) writeAtomically(o.conntrack, conntrackScript(conntrackDeletes(conntrackSnapshot(model), liveViews, tables.map(contentsView))));
+  if (o.conntrack !== undefined) writeAtomically(o.conntrack, conntrackScript(conntrackDeletes(conntrackSnapshot(model), liveViews, tables.map(contentsView))), '--conntrack');
   return o.exitCode && now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }

@@ -53,6 +53,6 @@ export async function runOvsDiff(io: Io, files: string[], o: OvsDiffOptions): Pr
   // Computed before anything is written, so that no file is written when it fails.
   const script = o.conntrack === undefined ? undefined : conntrackText(model.families, flows, groups, ovsConntrackSnapshot(model));
   emit(io, o.output, lines.length === 0 ? '' : lines.join('\n') + '\n');
-  if (o.conntrack !== undefined && script !== undefined) writeAtomically(o.conntrack, script);
+  if (o.conntrack !== undefined && script !== undefined) writeAtomically(o.conntrack, script, '--conntrack');
   return o.exitCode && lines.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }
