@@ -89,6 +89,12 @@ describe('-o FILE', () => {
       const r = await kproxc(['diff', snapshot, '--live', live, flag, file]);
       expect(r.code, flag).toBe(2);
       expect(r.stderr).toBe(`kproxc: ${flag} ${file}: cannot write: folder ${missing} does not exist\n`);
+      // Checked before anything is written: no transaction on standard output, no -o file.
+      expect(r.stdout, flag).toBe('');
+      const out = path.join(dir, 'tx.nft');
+      const withOutput = await kproxc(['diff', snapshot, '--live', live, '-o', out, flag, file]);
+      expect(withOutput.code, flag).toBe(2);
+      expect(fs.existsSync(out), flag).toBe(false);
     }
   });
 

@@ -11,7 +11,7 @@ import { transactionText } from '../nft/text.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
 import { conntrackSnapshot } from './conntrack-snapshot.js';
 import type { NftDiffOptions } from './options.js';
-import { writeAtomically } from './output.js';
+import { checkOutputFolders, writeAtomically } from './output.js';
 
 /**
  * The compiled tables, as `compile` builds them (warnings, and --strict, alike): each rule
@@ -28,6 +28,7 @@ function desiredTables(io: Io, files: string[], o: NftDiffOptions): { model: Mod
 
 /** `kproxc diff --backend nftables`. */
 export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promise<ExitCode> {
+  checkOutputFolders([['-o', o.output], ['--two-phase', o.twoPhase], ['--conntrack', o.conntrack]]);
   const live = o.live;
   // A listing file is read (on a second thread, when large) while the snapshot compiles.
   const pending = live === '-' ? null : startCompactRead(live, o.tableName);

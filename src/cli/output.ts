@@ -50,6 +50,19 @@ function cannotWrite(flag: string, file: string, e: unknown): UsageError {
   return new UsageError(`${flag} ${displayText(file)}: cannot write: ${why}`);
 }
 
+/**
+ * Fails, as a write there would, when the folder of any output file is missing: a command
+ * that writes several files checks them all before it writes the first, so that a failed
+ * run leaves nothing on standard output and no file half of a set.
+ */
+export function checkOutputFolders(outputs: [flag: string, file: string | undefined][]): void {
+  for (const [flag, file] of outputs) {
+    if (file === undefined || file === '-') continue;
+    const dir = path.dirname(path.resolve(file));
+    if (!fs.existsSync(dir)) throw cannotWrite(flag, file, Object.assign(new Error('missing folder'), { code: 'ENOENT' }));
+  }
+}
+
 /** Writes FILE, the value of `flag` (named in errors), as described at the top of this file. */
 export function writeAtomically(file: string, data: OutputData, flag: string): void {
   const given = file;

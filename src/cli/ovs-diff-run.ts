@@ -14,7 +14,7 @@ import type { FamilyModel } from '../model/types.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
 import { ovsConntrackSnapshot } from './conntrack-snapshot.js';
 import type { OvsDiffOptions } from './options.js';
-import { writeAtomically } from './output.js';
+import { checkOutputFolders, writeAtomically } from './output.js';
 
 /** A dump file's text, or standard input's for `-`; a file that cannot be read is bad input. */
 function readDump(io: Io, file: string): { text: string; name: string } {
@@ -37,6 +37,7 @@ function conntrackText(families: FamilyModel[], flows: LiveFlow[], groups: LiveG
 
 /** Runs the ovs diff; the exit code is 0, or 1 with --exit-code when the bundle is not empty. */
 export async function runOvsDiff(io: Io, files: string[], o: OvsDiffOptions): Promise<ExitCode> {
+  checkOutputFolders([['-o', o.output], ['--conntrack', o.conntrack]]);
   const flowsFile = o.liveFlows;
   const groupsFile = o.liveGroups;
   const strict = o.strict;
