@@ -10,6 +10,7 @@ import { validateObject, validateObjects } from './schema/validate.js';
 import { UnreadObjects } from './schema/unread.js';
 import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText, type NftablesOptions } from './backends/nftables/index.js';
 import type { Layout } from './backends/nftables/layout.js';
+import { AFFINITY_SET } from './backends/nftables/fast-load/affinity.js';
 import { fullReplace } from './nft/transaction.js';
 import type { ChunkWriter } from './io/byte-chunks.js';
 import { fullReplaceBytes } from './nft/text-writer.js';
@@ -136,6 +137,17 @@ export function compileTables(model: ModelResult, tableName: string, warnings: D
 /** One table per IP family, its rules kept printed: what the diff compares and prints. */
 export function compilePrintedTables(model: ModelResult, tableName: string, warnings: Diagnostic[], layout?: Layout): TableContents[] {
   return perFamily(model, tableName, warnings, compileFamilyTablePrinted, layout);
+}
+
+/**
+ * The tables `compile --format json` loads, rules kept printed, where they are not those of
+ * the text form (`text`): fast-load's table-wide affinity set cannot be declared in nft
+ * 1.0.6's JSON, so that output keeps kube-proxy's per-endpoint sets (docs/fast-load.md).
+ * Null where both forms load the same tables. Warnings are those of the text form's compile.
+ */
+export function compilePrintedJsonForm(model: ModelResult, tableName: string, layout: Layout | undefined, text: TableContents[]): TableContents[] | null {
+  if (!text.some((t) => t.sets.some((s) => s.set.name === AFFINITY_SET))) return null;
+  return perFamily(model, tableName, [], compileFamilyTablePrinted, layout, 'json');
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {

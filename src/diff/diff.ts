@@ -4,7 +4,7 @@
 //   addNewObjects        new chains and sets (and base chains whose hook, type or priority
 //                        changed, which must be deleted and recreated; a changed policy or
 //                        set timeout is set in place)
-//   recreateChangedSets  sets whose type, flags or comment changed: their referring chains
+//   recreateChangedSets  sets whose type, flags or size changed: their referring chains
 //                        are flushed, then the set is deleted and created again
 //   addElements          elements added (a changed value or comment: deleted, then added)
 //   writeRules           rules: new chains filled; a changed chain flushed and refilled, or,
