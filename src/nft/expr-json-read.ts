@@ -2,6 +2,7 @@
 // `nft -j list ruleset` prints them) read back: the inverse of expr-json.ts. The statement
 // kinds (stmt/*.ts) read themselves with these, and json-read.ts finds a statement's kind;
 // so this module imports nothing that imports the kinds, and any of them may be loaded first.
+import { assertNever } from '../diag/diagnostic.js';
 import { parseCIDR, parseIP } from '../net/ip.js';
 import type { Expr, Value, Verdict } from './expr.js';
 import type { Json } from './expr-json.js';
@@ -103,8 +104,11 @@ export function readValue(left: Expr, j: Json): Value | null {
       return readAddressValue(j);
     case 'and':
       return typeof j === 'number' ? { t: 'num', n: j } : null;
-    default:
+    case 'concat':
+    case 'numgen':
       return null;
+    default:
+      return assertNever(left, 'expression kind');
   }
 }
 

@@ -2,6 +2,7 @@
 // `nft -j list ruleset` prints them (nft 1.0.6). The statement kinds (stmt/*.ts) write
 // themselves with these, and json.ts writes statements through the kinds; so this module
 // imports nothing that imports the kinds, and any of them may be loaded first.
+import { assertNever } from '../diag/diagnostic.js';
 import { addressBits, formatIP } from '../net/ip.js';
 import type { Expr, Value, Verdict } from './expr.js';
 
@@ -23,6 +24,8 @@ export function exprJson(e: Expr): Json {
       return { '&': [exprJson(e.left), e.mask] };
     case 'numgen':
       return { numgen: { mode: 'random', mod: e.mod, offset: e.offset ?? 0 } };
+    default:
+      return assertNever(e, 'expression kind');
   }
 }
 
@@ -51,6 +54,8 @@ export function valueJson(v: Value): Json {
       const items = v.items.map(valueJson);
       return { set: items.sort((a, b) => compareJsonValues(a, b)) };
     }
+    default:
+      return assertNever(v, 'value kind');
   }
 }
 

@@ -2,6 +2,7 @@
 // prints them) read back, word by word. The statement kinds (stmt/*.ts) read themselves with
 // these, and text-read.ts finds a statement's kind; so this module imports nothing that
 // imports the kinds, and any of them may be loaded first.
+import { assertNever } from '../diag/diagnostic.js';
 import { parseCIDR, parseIP } from '../net/ip.js';
 import type { Expr, Value, Verdict } from './expr.js';
 import { markHex } from './expr-text.js';
@@ -145,8 +146,11 @@ export function value(t: Tokens, left: Expr): Value {
     case 'and':
     case 'numgen': // `numgen random mod K 0`: the fast-load layout's endpoint choice
       return { t: 'num', n: number(w) };
+    case 'concat':
+      throw NOT_OURS;
+    default:
+      return assertNever(left, 'expression kind');
   }
-  throw NOT_OURS;
 }
 
 /** `{ a , b , c }` after its opening brace. */

@@ -2,7 +2,7 @@
 // TextOut they are printed to. The statement kinds (stmt/*.ts) print themselves with these,
 // and text.ts prints statements through the kinds; so this module imports nothing that
 // imports the kinds, and any of them may be loaded first.
-import { InternalError } from '../diag/diagnostic.js';
+import { assertNever, InternalError } from '../diag/diagnostic.js';
 import { formatIP, type IP } from '../net/ip.js';
 import type { Expr, Value, Verdict } from './expr.js';
 
@@ -98,6 +98,8 @@ export function writeExpr(o: TextOut, e: Expr): void {
         o.num(e.offset);
       }
       return;
+    default:
+      assertNever(e, 'expression kind');
   }
 }
 
@@ -135,6 +137,8 @@ export function writeValue(o: TextOut, v: Value): void {
       }
       o.str(' }');
       return;
+    default:
+      assertNever(v, 'value kind');
   }
 }
 
