@@ -2,7 +2,7 @@
 // goto, @set and vmap names an object of the table, and no key is given two values.
 // Chains stay in the order they were made (the order the output prints them and nft lists
 // them); sets are sorted by name and elements by key.
-import { InternalError } from '../diag/diagnostic.js';
+import { assertNever, InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP, type IP } from '../net/ip.js';
 import type { AddressPortRule } from './rule-template.js';
 import { NameIndex } from './name-index.js';
@@ -292,7 +292,11 @@ export class TableBuilder extends BaseTableBuilder {
   }
 }
 
-/** Calls back with every chain and set a statement refers to; allocates nothing. */
+/**
+ * Calls back with every chain and set a statement refers to; allocates nothing. Every kind
+ * has its case, even one that names nothing: a kind added to Stmt must say what it names,
+ * or the builder would let a rule name a chain or set the table lacks.
+ */
 export function forEachReference(s: Stmt, chain: (name: string) => void, set: (name: string) => void): void {
   switch (s.t) {
     case 'match':
@@ -300,6 +304,7 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
       valueSetRefs(s.right, set);
       return;
     case 'vmap':
+      exprSetRefs(s.key, set);
       set(s.map);
       return;
     case 'numgen-vmap':
@@ -309,19 +314,59 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
       if ('target' in s.v) chain(s.v.target);
       return;
     case 'update':
+      exprSetRefs(s.key, set);
       set(s.set);
       return;
+    case 'mark-set':
+    case 'masquerade':
+    case 'dnat':
+    case 'reject':
+      return;
+    default:
+      assertNever(s, 'statement kind');
   }
 }
 
+/**
+ * The sets an expression names. No kind names one today; the cases make a kind added to
+ * Expr say whether it does. Walked for every expression a statement holds, for the same reason.
+ */
 function exprSetRefs(e: Expr, set: (name: string) => void): void {
-  if (e.t === 'concat') for (const p of e.parts) exprSetRefs(p, set);
-  else if (e.t === 'and') exprSetRefs(e.left, set);
+  switch (e.t) {
+    case 'concat':
+      for (const p of e.parts) exprSetRefs(p, set);
+      return;
+    case 'and':
+      exprSetRefs(e.left, set);
+      return;
+    case 'payload':
+    case 'meta':
+    case 'ct':
+    case 'fib':
+    case 'numgen':
+      return;
+    default:
+      assertNever(e, 'expression kind');
+  }
 }
 
 function valueSetRefs(v: Value, set: (name: string) => void): void {
-  if (v.t === 'setref') set(v.name);
-  else if (v.t === 'anonset') for (const i of v.items) valueSetRefs(i, set);
+  switch (v.t) {
+    case 'setref':
+      set(v.name);
+      return;
+    case 'anonset':
+      for (const i of v.items) valueSetRefs(i, set);
+      return;
+    case 'ip':
+    case 'prefix':
+    case 'num':
+    case 'sym':
+    case 'str':
+      return;
+    default:
+      assertNever(v, 'value kind');
+  }
 }
 
 /** Chains and sets a statement refers to. */

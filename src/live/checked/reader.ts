@@ -13,7 +13,7 @@ import { OuterShapeError, splitItems, type ItemText } from './split.js';
 import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json.js';
 import type { ElementLines } from '../compact/elements.js';
 import { readsDynamicMembers } from '../view.js';
-import type { Json } from '../../nft/json.js';
+import type { Json } from '../../nft/expr-json.js';
 import type { Chain, NftSet, Rule } from '../../nft/objects.js';
 import { compareKeys, type ChainContents, type SetContents, type TableContents } from '../../nft/ruleset.js';
 import { inNameOrder } from '../../nft/sort-names.js';

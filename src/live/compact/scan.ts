@@ -9,7 +9,7 @@
 // caller then reads it with the checked reader (checked/reader.ts), which knows positions.
 import type { ItemText } from '../checked/split.js';
 import { isObj, readSet } from '../checked/json.js';
-import type { Json } from '../../nft/json.js';
+import type { Json } from '../../nft/expr-json.js';
 import { readElements } from './elements.js';
 import { ListingRuleReader } from './rules.js';
 import type { NftSet } from '../../nft/objects.js';
