@@ -103,9 +103,10 @@ export function readValue(left: Expr, j: Json): Value | null {
       if (left.field === 'dport') return typeof j === 'number' ? { t: 'num', n: j } : null;
       return readAddressValue(j);
     case 'and':
+    // fast-load's endpoint choice: `numgen random mod K 0 goto ...`.
+    case 'numgen':
       return typeof j === 'number' ? { t: 'num', n: j } : null;
     case 'concat':
-    case 'numgen':
       return null;
     default:
       return assertNever(left, 'expression kind');

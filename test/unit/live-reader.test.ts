@@ -204,3 +204,28 @@ describe('refusing what kproxc does not write', () => {
     expect(problems('{"nftables": [{"table": {"family": "ip", "name": tru}}]}')[0]).toMatch(/^live\.json:1:15: nftables: not JSON: /);
   });
 });
+
+describe('the checked reader and fast-load rules', () => {
+  it("reads fast-load's endpoint choice, numgen random mod K 0 goto, as nft 1.0.6 lists it", () => {
+    const listing = JSON.stringify({
+      nftables: [
+        { metainfo: { version: '1.0.6', release_name: 'Lester Gooch #5', json_schema_version: 1 } },
+        { table: { family: 'ip', name: 'kube-proxy', handle: 1 } },
+        { chain: { family: 'ip', table: 'kube-proxy', name: 'service-a', handle: 1 } },
+        { chain: { family: 'ip', table: 'kube-proxy', name: 'endpoint-a', handle: 2 } },
+        {
+          rule: {
+            family: 'ip',
+            table: 'kube-proxy',
+            chain: 'service-a',
+            handle: 3,
+            expr: [{ match: { op: '==', left: { numgen: { mode: 'random', mod: 2, offset: 0 } }, right: 0 } }, { goto: { target: 'endpoint-a' } }],
+          },
+        },
+      ],
+    });
+    const [table] = read(listing, ['ip']);
+    const rules = table.chains.find((c) => c.chain.name === 'service-a')!.rules;
+    expect(rules.map((r) => ruleStmts(r))).toEqual([[{ t: 'match', left: { t: 'numgen', mod: 2 }, op: '==', right: { t: 'num', n: 0 } }, { t: 'verdict', v: { kind: 'goto', target: 'endpoint-a' } }]]);
+  });
+});
