@@ -9,7 +9,7 @@ import type { Group, Flow } from '../../backends/ovs/openflow.js';
 import { IPV4, IPV6, TABLE } from '../../backends/ovs/pipeline.js';
 import { compareIP, formatIP, ipFromBytes, parseIP, type IP, type IPFamily } from '../../net/ip.js';
 import { serviceKey, type ConntrackDelete, type ConntrackLive, type ScriptForm } from '../conntrack.js';
-import { canonicalActions, canonicalGroupLine, canonicalMatch } from './canonical.js';
+import { canonicalActions, canonicalGroupLine, canonicalMatch } from '../../backends/ovs/canonical.js';
 
 /** A flow as the dump prints it: its table, match and actions (a LiveFlow of src/live/ovs/dump-read.ts is one). */
 export interface FlowText {
