@@ -31,6 +31,37 @@ const ep = (ip: string, port: number): Endpoint => ({
   terminating: false,
 });
 
+// Service ports and endpoints whose names the tests build, read back, and build again.
+const SERVICE_PORTS = [
+  sp('ns1', 'svc1', 'p80'),
+  sp('kube-system', 'kube-dns', 'dns', 'UDP'),
+  sp('a', 'b', '', 'SCTP'),
+  sp('a', 'b', '', 'UDP'),
+  sp('ns', 'udp', 'tcp', 'UDP'),
+  sp('ns', 'svc', '53'),
+  sp('ns', 'svc', '10-0-0-1', 'UDP'),
+  sp('x'.repeat(63), 'y'.repeat(63), 'z'.repeat(15)),
+  sp('x'.repeat(63), 'y'.repeat(63), 'z'.repeat(63), 'SCTP'),
+  sp('ns', 'sérvice', 'p'),
+  // Beyond what the API server takes in a port name: "_", "__" and "/" in it.
+  sp('ns', 'svc', 'p_'),
+  sp('ns', 'svc', 'a__b', 'UDP'),
+  sp('ns', 'svc', 'a/b/c'),
+];
+const ENDPOINTS = [
+  ep('10.0.0.1', 80),
+  ep('0.0.0.0', 0),
+  ep('255.255.255.255', 65535),
+  ep('192.168.100.9', 8080),
+  ep('fd00:10:180::1', 53),
+  ep('::', 1),
+  ep('::1', 8080),
+  ep('1::', 9),
+  ep('::ffff:1.2.3.4', 443),
+  ep('2001:db8:0:0:1:0:0:1', 53),
+  ep('fd00:1234:5678:9abc:def0:1234:5678:9abc', 65535),
+];
+
 describe('kube-proxy chain names', () => {
   // Names as kube-proxy's nftables unit tests expect them.
   it('service port chains', () => {
@@ -67,25 +98,9 @@ describe('kube-proxy chain names', () => {
 
 describe('endpointNamer', () => {
   it('names endpoints as endpointNames does', () => {
-    const ids = [
-      sp('ns1', 'svc1', 'p80'),
-      sp('kube-system', 'kube-dns', 'dns', 'UDP'),
-      sp('a', 'b', '', 'SCTP'),
-      sp('x'.repeat(63), 'y'.repeat(63), 'z'.repeat(15)),
-      sp('ns', 'sérvice', 'p'),
-    ];
-    const eps = [
-      ep('10.0.0.1', 80),
-      ep('0.0.0.0', 0),
-      ep('255.255.255.255', 65535),
-      ep('192.168.100.9', 8080),
-      ep('fd00:10:180::1', 80),
-      ep('::ffff:1.2.3.4', 443),
-      ep('2001:db8:0:0:1:0:0:1', 53),
-    ];
-    for (const id of ids) {
+    for (const id of SERVICE_PORTS) {
       const namer = endpointNamer(id);
-      for (const e of eps) expect(namer(e)).toEqual(endpointNames(id, e));
+      for (const e of ENDPOINTS) expect(namer(e)).toEqual(endpointNames(id, e));
     }
   });
 
@@ -98,34 +113,6 @@ describe('endpointNamer', () => {
 });
 
 describe('chain names read back', () => {
-  const ids = [
-    sp('ns1', 'svc1', 'p80'),
-    sp('kube-system', 'kube-dns', 'dns', 'UDP'),
-    sp('a', 'b', '', 'SCTP'),
-    sp('a', 'b', '', 'UDP'),
-    sp('ns', 'udp', 'tcp', 'UDP'),
-    sp('ns', 'svc', '53'),
-    sp('ns', 'svc', '10-0-0-1', 'UDP'),
-    sp('x'.repeat(63), 'y'.repeat(63), 'z'.repeat(63), 'SCTP'),
-    sp('ns', 'sérvice', 'p'),
-    // Beyond what the API server takes in a port name: "_", "__" and "/" in it.
-    sp('ns', 'svc', 'p_'),
-    sp('ns', 'svc', 'a__b', 'UDP'),
-    sp('ns', 'svc', 'a/b/c'),
-  ];
-  const eps = [
-    ep('10.0.0.1', 80),
-    ep('0.0.0.0', 0),
-    ep('255.255.255.255', 65535),
-    ep('fd00:10:180::1', 53),
-    ep('::', 1),
-    ep('::1', 8080),
-    ep('1::', 9),
-    ep('::ffff:1.2.3.4', 443),
-    ep('2001:db8:0:0:1:0:0:1', 53),
-    ep('fd00:1234:5678:9abc:def0:1234:5678:9abc', 65535),
-  ];
-
   const chainKinds = Object.keys(servicePortChains(sp('a', 'b', ''))) as (keyof ServicePortChains)[];
 
   /** An id's names, built and read back; an endpoint name truncated by length reads back as undefined. */
@@ -147,7 +134,7 @@ describe('chain names read back', () => {
   });
 
   it('every Service port and endpoint, IPv4 and IPv6, odd port names included', () => {
-    for (const id of ids) for (const e of eps) roundTrip(id, e);
+    for (const id of SERVICE_PORTS) for (const e of ENDPOINTS) roundTrip(id, e);
   });
 
   it('random Service ports and endpoints', () => {
