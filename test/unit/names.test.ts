@@ -172,6 +172,7 @@ describe('chain names read back', () => {
       chain.replace('/80', '/080'),
       chain.replace('__', '_'),
       chain.replace('/tcp/', '/icmp/'),
+      chain.replace('/tcp/', '/constructor/'),
       chain.replace('10.0.0.1', '10.0.0.256'),
       chain.replace('10.0.0.1', 'fd00:10::1'),
     ]) {

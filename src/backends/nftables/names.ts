@@ -221,7 +221,8 @@ export function affinitySet(id: ServicePortName, ep: Endpoint): string {
 // its last "__" and "/". The hash is not checked. A truncated name ("...", only endpoint
 // names of the longest Service ports with IPv6 addresses) cannot be read back: undefined.
 
-const PROTOCOL_OF: Record<string, Protocol> = { tcp: 'TCP', udp: 'UDP', sctp: 'SCTP' };
+const PROTOCOLS: Protocol[] = ['TCP', 'UDP', 'SCTP'];
+const PROTOCOL_OF = new Map(PROTOCOLS.map((p) => [lowerProtocol(p), p]));
 
 const SERVICE_PORT_PREFIXES: [keyof ServicePortChains, string][] = [
   ['clusterPolicy', CLUSTER_POLICY_PREFIX],
@@ -244,7 +245,7 @@ function servicePortOf(text: string): ServicePortName | undefined {
   const a = text.indexOf('/');
   const b = a < 0 ? -1 : text.indexOf('/', a + 1);
   const c = b < 0 ? -1 : text.indexOf('/', b + 1);
-  const protocol = c < 0 ? undefined : PROTOCOL_OF[text.slice(b + 1, c)];
+  const protocol = c < 0 ? undefined : PROTOCOL_OF.get(text.slice(b + 1, c));
   return protocol && { namespace: text.slice(0, a), name: text.slice(a + 1, b), port: text.slice(c + 1), protocol };
 }
 
