@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileOvsProgram } from '../src/backends/ovs/index.js';
 import { loadModel } from '../src/compile.js';
-import { canonicalFlowLine, canonicalGroupLine } from '../src/diff/ovs/canonical.js';
+import { canonicalFlowLine, canonicalGroupLine } from '../src/backends/ovs/canonical.js';
 import { GOLDEN } from './helpers/fixtures.js';
 import { ovsCases } from './helpers/ovs-cases.js';
 import { BRIDGE, ovsForSuite } from './helpers/ovs.js';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { compileOvsProgram } from '../src/backends/ovs/index.js';
 import { loadModel } from '../src/compile.js';
 import { UserInputError, formatDiagnostic } from '../src/diag/diagnostic.js';
-import { canonicalFlowLine, canonicalGroupLine } from '../src/diff/ovs/canonical.js';
+import { canonicalFlowLine, canonicalGroupLine } from '../src/backends/ovs/canonical.js';
 import { readFlowDump, readGroupDump } from '../src/live/ovs/dump-read.js';
 import { FIXTURES } from './helpers/fixtures.js';
 import { tempFiles } from './helpers/diff-nft.js';

@@ -2,14 +2,13 @@
 // `nft -j list ruleset` prints them) into what `compile` would load.
 import type { Diagnostic } from '../diag/diagnostic.js';
 import { compilePrintedJsonForm, compilePrintedTables, failOnWarnings, loadModel, type ModelResult } from '../compile.js';
-import { conntrackDeletes, conntrackScript } from '../diff/conntrack.js';
+import { nftConntrackScript } from '../conntrack/nft.js';
 import { diffLive, type DiffResult } from '../diff/diff.js';
 import { readLiveTables, startCompactRead } from '../live/index.js';
-import { contentsView, type LiveTableView } from '../live/view.js';
+import type { LiveTableView } from '../live/view.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { transactionText } from '../nft/text.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
-import { conntrackSnapshot } from './conntrack-snapshot.js';
 import type { NftDiffOptions } from './options.js';
 import { checkOutputFolders, writeAtomically } from './output.js';
 
@@ -46,7 +45,7 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
   emit(io, o.output, transactionText(now));
   if (o.twoPhase !== undefined) writeAtomically(o.twoPhase, transactionText(later), '--two-phase');
   // The clean-up is run after the transaction: see docs/diff.md for why in that order.
-  if (o.conntrack !== undefined) writeAtomically(o.conntrack, conntrackScript(conntrackDeletes(conntrackSnapshot(model), liveViews, tables.map(contentsView))), '--conntrack');
+  if (o.conntrack !== undefined) writeAtomically(o.conntrack, nftConntrackScript(model, liveViews, tables), '--conntrack');
   return o.exitCode && now.length + later.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }
 

@@ -4,15 +4,12 @@
 import * as fs from 'node:fs';
 import { UserInputError } from '../diag/diagnostic.js';
 import type { FlowPrinter } from '../backends/ovs/bundle.js';
-import { compileOvsProgram, compileOvsValues } from '../backends/ovs/index.js';
+import { compileOvsValues } from '../backends/ovs/index.js';
 import { failOnWarnings, loadModel } from '../compile.js';
-import { conntrackScript, staleDeletes, type ConntrackSnapshot } from '../diff/conntrack.js';
-import { compiledTexts, ovsConntrackLive, OVS_SCRIPT } from '../diff/ovs/conntrack.js';
+import { ovsConntrackScript } from '../conntrack/ovs.js';
 import { diffOvs } from '../diff/ovs/diff.js';
-import { readFlowDump, readGroupDump, type LiveFlow, type LiveGroup } from '../live/ovs/dump-read.js';
-import type { FamilyModel } from '../model/types.js';
+import { readFlowDump, readGroupDump } from '../live/ovs/dump-read.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
-import { ovsConntrackSnapshot } from './conntrack-snapshot.js';
 import type { OvsDiffOptions } from './options.js';
 import { checkOutputFolders, writeAtomically } from './output.js';
 
@@ -26,13 +23,6 @@ function readDump(io: Io, file: string): { text: string; name: string } {
     const message = code === 'ENOENT' ? 'no such file or directory' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${code}`;
     throw new UserInputError([{ severity: 'error', pos: { file, line: 1, col: 1 }, message }]);
   }
-}
-
-/** The --conntrack script: the live dumps against the compiled state, compiled again as values (its warnings were given with the bundle's). */
-function conntrackText(families: FamilyModel[], flows: LiveFlow[], groups: LiveGroup[], snapshot: ConntrackSnapshot): string {
-  const wanted = compileOvsProgram(families, []);
-  const compiled = compiledTexts(wanted.flows.map((f) => f.flow), wanted.groups);
-  return conntrackScript(staleDeletes(snapshot, ovsConntrackLive(flows, groups), compiled), OVS_SCRIPT);
 }
 
 /** Runs the ovs diff; the exit code is 0, or 1 with --exit-code when the bundle is not empty. */
@@ -52,7 +42,7 @@ export async function runOvsDiff(io: Io, files: string[], o: OvsDiffOptions): Pr
   failOnWarnings(strict, warnings);
   printDiagnostics(io, [...warnings, ...notes]);
   // Computed before anything is written, so that no file is written when it fails.
-  const script = o.conntrack === undefined ? undefined : conntrackText(model.families, flows, groups, ovsConntrackSnapshot(model));
+  const script = o.conntrack === undefined ? undefined : ovsConntrackScript(model, flows, groups);
   emit(io, o.output, lines.length === 0 ? '' : lines.join('\n') + '\n');
   if (o.conntrack !== undefined && script !== undefined) writeAtomically(o.conntrack, script, '--conntrack');
   return o.exitCode && lines.length > 0 ? EXIT_CHANGES : EXIT_OK;

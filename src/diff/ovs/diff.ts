@@ -13,7 +13,7 @@ import { MAX_BUCKETS_PER_MESSAGE, actionsText, flowText, groupLines, matchText, 
 import { SERVICE_COOKIE, TABLE } from '../../backends/ovs/pipeline.js';
 import type { ServicePort } from '../../model/types.js';
 import type { LiveFlow, LiveGroup } from '../../live/ovs/dump-read.js';
-import { canonicalActions, canonicalGroupLine, canonicalMatch, cookieHex } from './canonical.js';
+import { canonicalActions, canonicalGroupLine, canonicalMatch, cookieHex } from '../../backends/ovs/canonical.js';
 import { addLearn, groupEndpoints, isLearned, keepLearned, type LearnSpec } from './learned.js';
 
 const OUR_TABLES = new Set<number>(Object.values(TABLE));

@@ -8,7 +8,7 @@ import type { Group, Flow } from '../../backends/ovs/openflow.js';
 import { TABLE } from '../../backends/ovs/pipeline.js';
 import type { LiveFlow } from '../../live/ovs/dump-read.js';
 import { formatIP } from '../../net/ip.js';
-import { cookieHex, ipValueHex, ovsHex } from './canonical.js';
+import { cookieHex, ipValueHex, ovsHex } from '../../backends/ovs/canonical.js';
 
 const LEARNED_ACTIONS =
   /^set_field:(0x[0-9a-f]+|0)\/0xffff->reg4,set_field:(0x[0-9a-f]+|0)->x?x?reg3,set_field:0x20000\/0x70000->reg4,set_field:0x200\/0x200->reg0(,set_field:0x200000\/0x200000->reg4)?$/;

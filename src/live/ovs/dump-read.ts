@@ -1,6 +1,6 @@
 // What `ovs-ofctl -O OpenFlow15 [--no-stats] dump-flows BRIDGE` and `dump-groups BRIDGE`
 // print (OVS 3.1), read into flows and groups kept as the text OVS printed: the diff
-// compares them with the compiled state printed the same way (src/diff/ovs/canonical.ts).
+// compares them with the compiled state printed the same way (src/backends/ovs/canonical.ts).
 // A line that is not one of these shapes is an error with its line and column: a listing
 // read wrongly would make a wrong bundle.
 import { UserInputError, quoteText, type Diagnostic } from '../../diag/diagnostic.js';

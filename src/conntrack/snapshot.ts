@@ -1,15 +1,32 @@
-// The new snapshot as the conntrack clean-up (src/diff/conntrack.ts) needs it: each UDP
-// Service port's addresses and NodePort (those it owns, as the rules give them) and the
-// addresses of its serving endpoints.
+// The new snapshot as the conntrack clean-up needs it: each UDP Service port's addresses
+// and NodePort (those it owns, as the rules give them) and the addresses of its serving
+// endpoints.
 import { resolveClaims } from '../backends/claims.js';
-import { nodePortAddresses } from '../backends/ovs/index.js';
-import { IPV4, IPV6 } from '../backends/ovs/pipeline.js';
-import type { ModelResult } from '../compile.js';
-import type { ConntrackServicePort, ConntrackSnapshot } from '../diff/conntrack.js';
 import type { IP, IPFamily } from '../net/ip.js';
-import { servicePortKey, servicePortNameString } from '../model/types.js';
+import { servicePortKey, servicePortNameString, type FamilyModel } from '../model/types.js';
 
-export function conntrackSnapshot(model: ModelResult): ConntrackSnapshot {
+/** One UDP Service port of the new snapshot, in one IP family. */
+export interface ConntrackServicePort {
+  family: IPFamily;
+  /** "namespace/name:port" as the script's comments name it. */
+  name: string;
+  /** The ClusterIP, external IPs and load-balancer IPs it owns (one Service port per address and port). */
+  addresses: IP[];
+  port: number;
+  /** 0 when it has none, or another Service port owns it. */
+  nodePort: number;
+  /** The addresses of its serving endpoints (ready or terminating), whichever node they are on. */
+  serving: IP[];
+}
+
+export interface ConntrackSnapshot {
+  servicePorts: ConntrackServicePort[];
+  /** Per family: the node addresses that accept NodePorts, the reply source of a NodePort entry not translated. */
+  nodePortAddresses: Map<IPFamily, IP[]>;
+}
+
+/** The snapshot's UDP Service ports, and its NodePort addresses as the nftables rules accept them. */
+export function conntrackSnapshot(model: { families: FamilyModel[] }): ConntrackSnapshot {
   const servicePorts: ConntrackServicePort[] = [];
   const nodePortAddresses = new Map<IPFamily, IP[]>();
   for (const m of model.families) {
@@ -30,17 +47,4 @@ export function conntrackSnapshot(model: ModelResult): ConntrackSnapshot {
     }
   }
   return { servicePorts, nodePortAddresses };
-}
-
-/**
- * The same for the ovs pipeline, whose NodePort addresses are its table-13 ones: the
- * node's (loopback aside) and the virtual NodePort IP the host's own NodePort traffic is
- * sent to. A NodePort entry that was not translated has one of them as reply source.
- */
-export function ovsConntrackSnapshot(model: ModelResult): ConntrackSnapshot {
-  const snapshot = conntrackSnapshot(model);
-  for (const m of model.families) {
-    snapshot.nodePortAddresses.set(m.family, [...nodePortAddresses(m), (m.family === 4 ? IPV4 : IPV6).virtualNodePortIP]);
-  }
-  return snapshot;
 }

@@ -7,7 +7,7 @@
 // against what OVS prints, line for line.
 import { InternalError } from '../../diag/diagnostic.js';
 import type { IP } from '../../net/ip.js';
-import { netText, type Action, type Bucket, type CtFlag, type Flow, type Group, type Learn, type MatchField, type Nat, type SetField } from '../../backends/ovs/openflow.js';
+import { netText, type Action, type Bucket, type CtFlag, type Flow, type Group, type Learn, type MatchField, type Nat, type SetField } from './openflow.js';
 import { formatIP } from '../../net/ip.js';
 
 /** A number as OVS prints it: `0`, or `0x` and lower-case hex digits without leading zeros. */

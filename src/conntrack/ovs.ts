@@ -1,15 +1,17 @@
-// `diff --backend ovs --conntrack`: kube-proxy's clean-up rule (src/diff/conntrack.ts) for
-// the ovs pipeline's conntrack zone. Where the bridge sends UDP Service traffic is read
-// from its flows and groups as `ovs-ofctl dump-flows` and `dump-groups` print them: a
-// table-15 flow matching a UDP Service address and port (or, without an address, a
-// NodePort) leads to a group, and each bucket of that group loads an endpoint's address
-// into reg3 (xxreg3 for IPv6) before the DNAT of table 16. The compiled state is printed
-// the same way and read by the same code, so both sides agree on what "translated" means.
-import type { Group, Flow } from '../../backends/ovs/openflow.js';
-import { IPV4, IPV6, TABLE } from '../../backends/ovs/pipeline.js';
-import { compareIP, formatIP, ipFromBytes, parseIP, type IP, type IPFamily } from '../../net/ip.js';
-import { serviceKey, type ConntrackDelete, type ConntrackLive, type ScriptForm } from '../conntrack.js';
-import { canonicalActions, canonicalGroupLine, canonicalMatch } from './canonical.js';
+// `diff --backend ovs --conntrack`: kube-proxy's clean-up rule (stale.ts) for the ovs
+// pipeline's conntrack zone. Where the bridge sends UDP Service traffic is read from its
+// flows and groups as `ovs-ofctl dump-flows` and `dump-groups` print them: a table-15 flow
+// matching a UDP Service address and port (or, without an address, a NodePort) leads to a
+// group, and each bucket of that group loads an endpoint's address into reg3 (xxreg3 for
+// IPv6) before the DNAT of table 16. The compiled state is printed the same way and read
+// by the same code, so both sides agree on what "translated" means.
+import { canonicalActions, canonicalGroupLine, canonicalMatch } from '../backends/ovs/canonical.js';
+import { compileOvsProgram, nodePortAddresses, type OvsProgram } from '../backends/ovs/index.js';
+import { IPV4, IPV6, TABLE } from '../backends/ovs/pipeline.js';
+import type { FamilyModel } from '../model/types.js';
+import { compareIP, formatIP, ipFromBytes, parseIP, type IP, type IPFamily } from '../net/ip.js';
+import { conntrackSnapshot, type ConntrackSnapshot } from './snapshot.js';
+import { conntrackScript, serviceKey, staleDeletes, type ConntrackDelete, type ConntrackLive, type ScriptForm } from './stale.js';
 
 /** A flow as the dump prints it: its table, match and actions (a LiveFlow of src/live/ovs/dump-read.ts is one). */
 export interface FlowText {
@@ -102,10 +104,23 @@ export function ovsConntrackLive(flows: FlowText[], groups: GroupText[]): Map<IP
   return out;
 }
 
-/** The compiled program, printed as the dumps print it. */
-export function compiledTexts(flows: Flow[], groups: Group[]): Map<IPFamily, ConntrackLive> {
-  const flowTexts = flows.map((f) => ({ table: f.table, match: canonicalMatch(f), actions: canonicalActions(f.actions) }));
-  return ovsConntrackLive(flowTexts, groups.map((g) => ({ id: g.id, text: canonicalGroupLine(g) })));
+/** The compiled program, printed as the dumps print it, read as they are. */
+export function compiledLive(program: OvsProgram): Map<IPFamily, ConntrackLive> {
+  const flowTexts = program.flows.map(({ flow: f }) => ({ table: f.table, match: canonicalMatch(f), actions: canonicalActions(f.actions) }));
+  return ovsConntrackLive(flowTexts, program.groups.map((g) => ({ id: g.id, text: canonicalGroupLine(g) })));
+}
+
+/**
+ * The snapshot for the ovs pipeline, whose NodePort addresses are its table-13 ones: the
+ * node's (loopback aside) and the virtual NodePort IP the host's own NodePort traffic is
+ * sent to. A NodePort entry that was not translated has one of them as reply source.
+ */
+export function ovsConntrackSnapshot(model: { families: FamilyModel[] }): ConntrackSnapshot {
+  const snapshot = conntrackSnapshot(model);
+  for (const m of model.families) {
+    snapshot.nodePortAddresses.set(m.family, [...nodePortAddresses(m), (m.family === 4 ? IPV4 : IPV6).virtualNodePortIP]);
+  }
+  return snapshot;
 }
 
 /**
@@ -128,3 +143,13 @@ export const OVS_SCRIPT: ScriptForm = {
   header: '# Run after the ovs-ofctl bundle is applied (sh FILE): clears UDP entries the new flows would not make.',
   line: ovsCommandText,
 };
+
+/**
+ * The script `diff --backend ovs --conntrack` writes: the live dumps against the compiled
+ * state, compiled again as values (its warnings were given with the bundle's).
+ */
+export function ovsConntrackScript(model: { families: FamilyModel[] }, flows: FlowText[], groups: GroupText[]): string {
+  const snapshot = ovsConntrackSnapshot(model);
+  const wanted = compiledLive(compileOvsProgram(model.families, []));
+  return conntrackScript(staleDeletes(snapshot, ovsConntrackLive(flows, groups), wanted), OVS_SCRIPT);
+}
