@@ -9,7 +9,7 @@ import type { FamilyModel } from './model/types.js';
 import { validateObject, validateObjects } from './schema/validate.js';
 import { UnreadObjects } from './schema/unread.js';
 import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText, type NftablesOptions } from './backends/nftables/index.js';
-import type { Layout } from './backends/nftables/layout.js';
+import type { Layout, OutputFormat } from './backends/nftables/layout.js';
 import { fullReplace } from './nft/transaction.js';
 import type { ChunkWriter } from './io/byte-chunks.js';
 import { fullReplaceBytes } from './nft/text-writer.js';
@@ -91,7 +91,7 @@ export function failOnWarnings(strict: boolean | undefined, warnings: Diagnostic
 
 export interface NftCompileOptions extends CompileOptions {
   tableName?: string;
-  format?: 'text' | 'json';
+  format?: OutputFormat;
   strict?: boolean;
   /** The nftables layout; kube-proxy's by default. */
   layout?: Layout;
@@ -123,7 +123,7 @@ function perFamily<T>(
   warnings: Diagnostic[],
   compileFamily: (m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]) => T,
   layout?: Layout,
-  format?: 'text' | 'json',
+  format?: OutputFormat,
 ): T[] {
   return model.families.map((m) => compileFamily(m, { tableName, layout, format }, warnings));
 }

@@ -6,6 +6,18 @@ import { concat, eq, meta, ne, payload, prefix, setref, type Stmt } from '../../
 import type { BaseTableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import * as N from './names.js';
+import { emitSkeleton } from './skeleton.js';
+
+/** kube-proxy's fixed part, in its order: the skeleton, then the fixed sets, maps and rules. */
+export function emitKubeProxyFixedPart(b: BaseTableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+  emitSkeleton(b);
+  emitMasquerading(b, ctx);
+  emitClusterIPChecks(b, ctx, m);
+  emitNodePortAddresses(b, ctx, m);
+  emitNoEndpointHandling(b, ctx, m);
+  emitFirewallCheck(b, ctx);
+  emitServiceDispatch(b, ctx, m);
+}
 
 const l4protoDport = () => concat(meta('l4proto'), payload('th', 'dport'));
 const serviceKey = (ctx: FamilyContext) => concat(ctx.daddr, meta('l4proto'), payload('th', 'dport'));

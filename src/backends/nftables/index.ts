@@ -9,26 +9,17 @@ import { resolveClaims } from '../claims.js';
 import { familyContext } from './context.js';
 import { emitDispatch } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
-import {
-  emitClusterIPChecks,
-  emitFirewallCheck,
-  emitMasquerading,
-  emitNoEndpointHandling,
-  emitNodePortAddresses,
-  emitServiceDispatch,
-} from './fixed.js';
-import { layoutEmitters, type Layout, type ServicePortEmitters } from './layout.js';
+import { layoutEmitters, type Layout, type OutputFormat, type TableEmitters } from './layout.js';
 import { TABLE_COMMENT } from './names.js';
 import { planServicePort } from './plan.js';
 import { emitPolicyChains } from './policy.js';
-import { emitSkeleton } from './skeleton.js';
 
 export interface NftablesOptions {
   tableName: string;
   /** kube-proxy's layout (the default) or fast-load (docs/fast-load.md). */
   layout?: Layout;
   /** The output the table is made for: JSON cannot declare fast-load's affinity set. */
-  format?: 'text' | 'json';
+  format?: OutputFormat;
 }
 
 /** The table with every rule's statements, its chains in the order made (JSON output, tracing). */
@@ -52,19 +43,14 @@ function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
 
 /** The builder with the family's table emitted into it. */
 function built<B extends BaseTableBuilder>(b: B, m: FamilyModel, warnings: Diagnostic[], opts: NftablesOptions): B {
-  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, opts.format));
+  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, { format: opts.format ?? 'text' }));
   return b;
 }
 
-function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[], emit: ServicePortEmitters): void {
+function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[], layout: TableEmitters): void {
   const ctx = familyContext(m.family, m.masqueradeBit);
-  emitSkeleton(b);
-  emitMasquerading(b, ctx);
-  emitClusterIPChecks(b, ctx, m);
-  emitNodePortAddresses(b, ctx, m);
-  emitNoEndpointHandling(b, ctx, m);
-  emitFirewallCheck(b, ctx);
-  emitServiceDispatch(b, ctx, m);
+  const emit = layout.servicePort;
+  layout.fixed(b, ctx, m);
   const claims = resolveClaims(m, warnings);
   for (const sp of m.servicePorts) {
     const plan = planServicePort(sp, m);
