@@ -1,6 +1,7 @@
 // The work of `kproxc diff`: the nft transaction that turns the live tables (as
 // `nft -j list ruleset` prints them) into what `compile` would load.
-import type { Diagnostic } from '../diag/diagnostic.js';
+import { layoutSpec } from '../backends/nftables/layout.js';
+import { InternalError, type Diagnostic } from '../diag/diagnostic.js';
 import { compilePrintedTables, failOnWarnings, loadModel, type ModelResult } from '../compile.js';
 import { conntrackDeletes, conntrackScript } from '../diff/conntrack.js';
 import { diffLive } from '../diff/diff.js';
@@ -26,11 +27,23 @@ function desiredTables(io: Io, files: string[], o: NftDiffOptions): { model: Mod
   return { model, tables, warnings };
 }
 
+/**
+ * The sets whose live members are read: those the layout's tables manage. The listing is
+ * read before the tables are made, so the layout names them; the tables must agree.
+ */
+function managedSets(o: NftDiffOptions, tables?: TableContents[]): readonly string[] {
+  const named = layoutSpec(o.layout).managedSets;
+  for (const s of (tables ?? []).flatMap((t) => t.sets)) {
+    if (s.managed && !named.includes(s.set.name)) throw new InternalError(`set ${s.set.name} is managed, but layout ${o.layout} does not name it`);
+  }
+  return named;
+}
+
 /** `kproxc diff --backend nftables`. */
 export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promise<ExitCode> {
   const live = o.live;
   // A listing file is read (on a second thread, when large) while the snapshot compiles.
-  const pending = live === '-' ? null : startCompactRead(live, o.tableName);
+  const pending = live === '-' ? null : startCompactRead(live, o.tableName, managedSets(o));
   let desired: ReturnType<typeof desiredTables>;
   try {
     desired = desiredTables(io, files, o);
@@ -39,7 +52,8 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
     throw e;
   }
   const { model, tables, warnings } = desired;
-  const liveViews = await readLiveTables({ path: live, pending, stdin: () => stdinText(io) }, { tableName: o.tableName, families: tables.map((t) => t.table.family) });
+  const filter = { tableName: o.tableName, families: tables.map((t) => t.table.family), managedSets: managedSets(o, tables) };
+  const liveViews = await readLiveTables({ path: live, pending, stdin: () => stdinText(io) }, filter);
   const { now, later } = diffLive(tables, liveViews, { twoPhase: o.twoPhase !== undefined });
   printDiagnostics(io, warnings);
   emit(io, o.output, transactionText(now));

@@ -25,6 +25,19 @@ import {
 export interface SetContents {
   set: NftSet;
   elements: Element[]; // sorted by key
+  /** Set when the table's own rules write the set's members (see ManagedMembers). */
+  managed?: ManagedMembers;
+}
+
+/**
+ * A set whose members the table's own rules write from the packet path (dynamic state,
+ * never written by the table itself): each member is keyed by a client's address, then by
+ * parts that stand for the chain that writes it. `owners` maps those parts (keyString of
+ * the key after its first part) to that chain, for every such chain of the table; a member
+ * whose parts are not among them was written by a chain that is gone.
+ */
+export interface ManagedMembers {
+  readonly owners: ReadonlyMap<string, string>;
 }
 
 export interface ChainContents {
@@ -131,8 +144,8 @@ export abstract class BaseTableBuilder {
   /** Chain name to its number; chainList holds the chains by number. */
   private readonly chainIndex = new NameIndex();
   protected readonly chainList: Chain[] = [];
-  /** Each set with its elements by elementSortKey. */
-  private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element> }>();
+  /** Each set with its elements by elementSortKey, and the owners of its members when it is managed. */
+  private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element>; owners?: Map<string, string> }>();
   readonly conflicts: ElementConflict[] = [];
   /** References to objects not made yet, checked at the end: (referrer, where, kind, name) in a row. */
   private readonly pending: string[] = [];
@@ -176,6 +189,22 @@ export abstract class BaseTableBuilder {
       return;
     }
     this.sets.set(s.name, { set: makeSet(s), elements: new Map() });
+  }
+
+  /**
+   * Records that chain `owner` writes the members of `set` keyed by a client's address and
+   * `parts` (ManagedMembers). Two chains may not write the same parts: they would share
+   * their clients.
+   */
+  manage(set: string, owner: string, parts: KeyPart[]): void {
+    const s = this.sets.get(set);
+    if (!s) throw new InternalError(`members of missing set ${set} managed`);
+    if (parts.length !== s.set.keyType.length - 1) throw new InternalError(`managed members of ${set} have the wrong arity`);
+    const key = keyString(parts);
+    const owners = (s.owners ??= new Map());
+    const known = owners.get(key);
+    if (known === undefined) owners.set(key, owner);
+    else if (known !== owner) throw new InternalError(`members ${key} of ${set} written by ${owner} are those of ${known}`);
   }
 
   rule(r: NewRule): void {
@@ -254,9 +283,11 @@ export abstract class BaseTableBuilder {
   }
 
   protected sortedSets(): SetContents[] {
-    return inNameOrder([...this.sets.values()], (s) => s.set.name).map(({ set, elements }) => {
+    return inNameOrder([...this.sets.values()], (s) => s.set.name).map(({ set, elements, owners }) => {
       const keys = [...elements.keys()].sort();
-      return { set, elements: keys.map((k) => elements.get(k)!) };
+      const contents: SetContents = { set, elements: keys.map((k) => elements.get(k)!) };
+      if (owners) contents.managed = { owners };
+      return contents;
     });
   }
 

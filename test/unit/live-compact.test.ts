@@ -188,9 +188,9 @@ describe('the compact live read', () => {
 
   it('on a worker thread, the same as on this one (needs the build)', async () => {
     const built = path.join(ROOT, 'dist/live/compact/start.js');
-    const { startCompactRead } = (await import(built)) as { startCompactRead: (f: string, t: string, w: number) => { result(): Promise<CompactRead> } };
+    const { startCompactRead } = (await import(built)) as { startCompactRead: (f: string, t: string, m: string[], w: number) => { result(): Promise<CompactRead> } };
     const file = path.join(ROOT, 'fixtures/diff/drift-repaired.live.json');
-    const viaWorker = await startCompactRead(file, 'kube-proxy', 0).result();
+    const viaWorker = await startCompactRead(file, 'kube-proxy', [], 0).result();
     const here = readCompactText(fs.readFileSync(file, 'utf8'), 'kube-proxy');
     expect(viaWorker.readable).toBe(true);
     expect(viaWorker.tables.map((t) => contents(compactView(t)))).toEqual(here.tables.map((t) => contents(compactView(t))));

@@ -58,7 +58,7 @@ export interface TableEmitters {
 }
 
 export interface LayoutSpec {
-  /** The emitters of one table: made anew for each (fast-load's affinity set remembers the constants it gave). */
+  /** The emitters of a table made for `target`. */
   emitters(target: LayoutTarget): TableEmitters;
   /**
    * The sets whose members the table's own rules write and whose stale members the diff
