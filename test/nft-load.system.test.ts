@@ -8,10 +8,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileFamilyTable } from '../src/backends/nftables/index.js';
+import { compileFamily } from '../src/backends/nftables/index.js';
 import { LAYOUTS, type Layout, type OutputFormat } from '../src/backends/nftables/layout.js';
 import { loadModel } from '../src/compile.js';
-import type { TableContents } from '../src/nft/ruleset.js';
+import { StatementStore, type TableContents } from '../src/nft/ruleset.js';
 import { canonicalStmt } from '../src/nft/canonical.js';
 import { ruleStmts } from '../src/nft/objects.js';
 import { stmtJson, transactionJson, type Json } from '../src/nft/json.js';
@@ -53,7 +53,7 @@ function expectListedAsWritten(tables: TableContents[], listing: string): void {
 /** The fixture's tables in a layout, as compile makes them for one format. */
 function tablesOf(f: Fixture, layout: Layout, format: OutputFormat): TableContents[] {
   const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
-  return model.families.map((m) => compileFamilyTable(m, { tableName: 'kube-proxy', layout, format }, []));
+  return model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy', layout, format }, [], new StatementStore()));
 }
 
 const readGolden = (rel: string) => fs.readFileSync(path.join(GOLDEN, rel), 'utf8');

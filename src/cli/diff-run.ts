@@ -2,12 +2,13 @@
 // `nft -j list ruleset` prints them) into what `compile` would load.
 import { layoutSpec } from '../backends/nftables/layout.js';
 import { InternalError, type Diagnostic } from '../diag/diagnostic.js';
-import { compilePrintedTables, failOnWarnings, loadModel, type ModelResult } from '../compile.js';
+import { compileTables, failOnWarnings, loadModel, type ModelResult } from '../compile.js';
 import { conntrackDeletes, conntrackScript } from '../diff/conntrack.js';
 import { diffLive } from '../diff/diff.js';
 import { readLiveTables, startCompactRead } from '../live/index.js';
 import { contentsView } from '../live/view.js';
 import type { TableContents } from '../nft/ruleset.js';
+import { PrintedStore } from '../nft/text-table.js';
 import { transactionText } from '../nft/text.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
 import { conntrackSnapshot } from './conntrack-snapshot.js';
@@ -22,7 +23,7 @@ function desiredTables(io: Io, files: string[], o: NftDiffOptions): { model: Mod
   const strict = o.strict;
   const model = loadModel(loadInputs(io, files), o.compile, strict);
   const warnings = [...model.warnings];
-  const tables = compilePrintedTables(model, o.tableName, warnings, o.layout);
+  const tables = compileTables(model, { tableName: o.tableName, layout: o.layout }, warnings, PrintedStore);
   failOnWarnings(strict, warnings);
   return { model, tables, warnings };
 }

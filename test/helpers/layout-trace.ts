@@ -12,7 +12,7 @@ import { servicePortKey, type FamilyModel } from '../../src/model/types.js';
 import { addressBits, cidrContains, formatIP, ipFromBytes, parseIP, type CIDR, type IP } from '../../src/net/ip.js';
 import type { Expr } from '../../src/nft/expr.js';
 import { ruleStmts } from '../../src/nft/objects.js';
-import type { TableContents } from '../../src/nft/ruleset.js';
+import { StatementStore, type TableContents } from '../../src/nft/ruleset.js';
 import { tableTracer } from '../../src/trace/nft/index.js';
 import type { PacketState } from '../../src/trace/nft/state.js';
 import { compileExpr, datumText, type ExprFn } from '../../src/trace/nft/values.js';
@@ -60,7 +60,7 @@ export function layoutPair(name: string, text: string, opts: CompileOptions): La
   const model = loadModel([{ name, text }], opts);
   const tracers = {} as Record<Layout, LayoutTracer>;
   for (const layout of LAYOUTS) {
-    const tables = compileTables(model, 'kube-proxy', [], layout);
+    const tables = compileTables(model, { tableName: 'kube-proxy', layout }, [], StatementStore);
     const readers = new Map(model.families.map((m, i) => [m.family as number, affinityReaders(tables[i])]));
     tracers[layout] = { trace: tableTracer(model, tables), readers };
   }

@@ -4,16 +4,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileFamilyTable } from '../../src/backends/nftables/index.js';
+import { compileFamily } from '../../src/backends/nftables/index.js';
 import { LAYOUT_SPECS, LAYOUTS } from '../../src/backends/nftables/layout.js';
-import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
+import { compileTables, loadModel } from '../../src/compile.js';
 import { InternalError } from '../../src/diag/diagnostic.js';
 import { diffLive, diffTables } from '../../src/diff/diff.js';
 import { readLive } from '../../src/live/checked/reader.js';
 import { readCompactText } from '../../src/live/compact/start.js';
 import { compactView } from '../../src/live/compact/table.js';
 import type { Family } from '../../src/nft/expr.js';
-import { TableBuilder, type TableContents } from '../../src/nft/ruleset.js';
+import { StatementStore, statementsBuilder, type TableContents } from '../../src/nft/ruleset.js';
+import { PrintedStore } from '../../src/nft/text-table.js';
 import { transactionText } from '../../src/nft/text.js';
 import { ruleText } from '../../src/live/view.js';
 import { ROOT } from '../helpers/kproxc.js';
@@ -32,7 +33,7 @@ const MANAGED = LAYOUT_SPECS['fast-load'].managedSets;
 
 function compiled(text: string, form: 'printed' | 'statements'): TableContents[] {
   const model = loadModel([{ name: file, text }], parseArgsToOptions([]));
-  return (form === 'printed' ? compilePrintedTables : compileTables)(model, 'kube-proxy', [], 'fast-load');
+  return compileTables(model, { tableName: 'kube-proxy', layout: 'fast-load' }, [], form === 'printed' ? PrintedStore : StatementStore);
 }
 
 /** The constants each endpoint chain's `update @affinity` writes, by the chain's endpoint address (an IPv6 one with dots for colons, as in chain names). */
@@ -86,9 +87,9 @@ function diffBoth(text: string, desiredText: string): string {
 
 const elementLines = (tx: string) => tx.split('\n').filter((l) => / element ip6? kube-proxy affinity /.test(l));
 
-describe('diff: stale members of the table-wide affinity set', () => {
-  const byFamily = Object.fromEntries(compiled(full, 'statements').map((t) => [t.table.family, constantsByEndpoint(t)])) as Record<Family, Map<string, [number, number]>>;
+const byFamily = Object.fromEntries(compiled(full, 'statements').map((t) => [t.table.family, constantsByEndpoint(t)])) as Record<Family, Map<string, [number, number]>>;
 
+describe('the compile records the members its rules write', () => {
   it('the compile records each endpoint chain as the owner of the constants its update writes', () => {
     for (const form of ['printed', 'statements'] as const) {
       for (const t of compiled(full, form)) {
@@ -105,7 +106,7 @@ describe('diff: stale members of the table-wide affinity set', () => {
     const model = loadModel([{ name: file, text: full }], parseArgsToOptions([]));
     for (const layout of LAYOUTS) {
       for (const format of ['text', 'json'] as const) {
-        const tables = model.families.map((m) => compileFamilyTable(m, { tableName: 'kube-proxy', layout, format }, []));
+        const tables = model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy', layout, format }, [], new StatementStore()));
         const managed = tables.flatMap((t) => t.sets.filter((s) => s.managed).map((s) => s.set.name));
         // What the layout names is what its tables manage (diff reads the members of those).
         for (const name of managed) expect(LAYOUT_SPECS[layout].managedSets).toContain(name);
@@ -115,7 +116,7 @@ describe('diff: stale members of the table-wide affinity set', () => {
   });
 
   it('the builder refuses two chains that would write the same members', () => {
-    const b = new TableBuilder({ family: 'ip', name: 't' });
+    const b = statementsBuilder({ family: 'ip', name: 't' });
     b.set({ name: 's', kind: 'set', keyType: ['ipv4_addr', 'integer', 'integer'], flags: ['dynamic', 'timeout'] });
     b.manage('s', 'a', [{ t: 'int', n: 1 }, { t: 'int', n: 2 }]);
     b.manage('s', 'a', [{ t: 'int', n: 1 }, { t: 'int', n: 2 }]);
@@ -124,6 +125,9 @@ describe('diff: stale members of the table-wide affinity set', () => {
     expect(() => b.manage('none', 'b', [{ t: 'int', n: 1 }, { t: 'int', n: 2 }])).toThrow(InternalError);
     expect(b.finish().sets[0].managed!.owners).toEqual(new Map([['1 . 2', 'a']]));
   });
+});
+
+describe('diff: stale members of the table-wide affinity set', () => {
 
   it('the fixture has the endpoints the test needs', () => {
     expect(reduced.length).toBeLessThan(full.length - 80);
@@ -175,7 +179,7 @@ describe('diff: stale members of the table-wide affinity set', () => {
   it('kube-proxy layout wanted: the set goes whole, no member is touched', () => {
     const model = loadModel([{ name: file, text: reduced }], parseArgsToOptions([]));
     const live = readLive([listing(everyEndpoint())], 'live.json', { tableName: 'kube-proxy', families: FAMILIES, managedSets: MANAGED });
-    const tx = transactionText(diffTables(compileTables(model, 'kube-proxy', []), live).now);
+    const tx = transactionText(diffTables(compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore), live).now);
     expect(elementLines(tx)).toEqual([]);
     expect(tx).toContain('delete set ip kube-proxy affinity');
   });

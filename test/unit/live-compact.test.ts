@@ -4,7 +4,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
+import { compileTables, loadModel } from '../../src/compile.js';
+import { StatementStore } from '../../src/nft/ruleset.js';
+import { PrintedStore } from '../../src/nft/text-table.js';
 import { diffLive, diffTables } from '../../src/diff/diff.js';
 import type { Family } from '../../src/nft/expr.js';
 import { readLive } from '../../src/live/checked/reader.js';
@@ -45,7 +47,7 @@ function readAsTheLongWay(text: string) {
 /** The desired tables, keeping statements or printed (as the diff builds them). */
 function compiled(file: string, args: string[], form: 'printed' | 'statements') {
   const model = loadModel([{ name: file, text: fs.readFileSync(file, 'utf8') }], parseArgsToOptions(args));
-  return form === 'statements' ? compileTables(model, 'kube-proxy', []) : compilePrintedTables(model, 'kube-proxy', []);
+  return form === 'statements' ? compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore) : compileTables(model, { tableName: 'kube-proxy' }, [], PrintedStore);
 }
 
 describe('the compact live read', () => {

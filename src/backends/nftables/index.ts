@@ -3,8 +3,7 @@
 import { InternalError, type Diagnostic } from '../../diag/diagnostic.js';
 import { servicePortKey, type FamilyModel } from '../../model/types.js';
 import type { Table } from '../../nft/objects.js';
-import { BaseTableBuilder, TableBuilder, keyString, type TableContents } from '../../nft/ruleset.js';
-import { TextTableBuilder, type TableText } from '../../nft/text-table.js';
+import { TableBuilder, keyString, type RuleStore } from '../../nft/ruleset.js';
 import { resolveClaims } from '../claims.js';
 import { familyContext } from './context.js';
 import { emitDispatch } from './dispatch.js';
@@ -22,32 +21,19 @@ export interface NftablesOptions {
   format?: OutputFormat;
 }
 
-/** The table with every rule's statements, its chains in the order made (JSON output, tracing). */
-export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TableBuilder(familyTable(m, opts)), m, warnings, opts).finish();
-}
-
-/** The table only to be printed as text: each rule's text, not its statements. */
-export function compileFamilyTableText(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableText {
-  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings, opts).finish();
-}
-
-/** The table as the diff reads it: rules kept printed, read back as text when compared. */
-export function compileFamilyTablePrinted(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TextTableBuilder(familyTable(m, opts), 'diff'), m, warnings, opts).contents();
-}
-
-function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
-  return { family: m.family === 4 ? 'ip' : 'ip6', name: opts.tableName, comment: TABLE_COMMENT };
-}
-
-/** The builder with the family's table emitted into it. */
-function built<B extends BaseTableBuilder>(b: B, m: FamilyModel, warnings: Diagnostic[], opts: NftablesOptions): B {
+/**
+ * The family's table, its rules kept in `store`: their statements (StatementStore: JSON
+ * output, tracing), their text only to be printed (TextStore), or their text as the diff
+ * reads it (PrintedStore).
+ */
+export function compileFamily<R>(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[], store: RuleStore<R>): R {
+  const table: Table = { family: m.family === 4 ? 'ip' : 'ip6', name: opts.tableName, comment: TABLE_COMMENT };
+  const b = new TableBuilder(table, store);
   emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, { format: opts.format ?? 'text' }));
-  return b;
+  return b.finish();
 }
 
-function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[], layout: TableEmitters): void {
+function emitFamilyTable(b: TableBuilder, m: FamilyModel, warnings: Diagnostic[], layout: TableEmitters): void {
   const ctx = familyContext(m.family, m.masqueradeBit);
   const emit = layout.servicePort;
   layout.fixed(b, ctx, m);

@@ -6,7 +6,7 @@
 // iterate LAYOUTS.
 import { InternalError } from '../../diag/diagnostic.js';
 import type { Endpoint, FamilyModel } from '../../model/types.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import { PER_ENDPOINT_AFFINITY, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
 import { AFFINITY_SET } from './fast-load/affinity.js';
@@ -34,7 +34,7 @@ export interface LayoutTarget {
 
 /** How a policy chain picks among its endpoints (affinity first, then at random). */
 export type EndpointSelection = (
-  b: BaseTableBuilder,
+  b: TableBuilder,
   ctx: FamilyContext,
   plan: ServicePortPlan,
   chain: string,
@@ -43,13 +43,13 @@ export type EndpointSelection = (
 ) => void;
 
 export interface ServicePortEmitters {
-  firewall(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void;
+  firewall(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void;
   selection: EndpointSelection;
   affinity: AffinityForm;
 }
 
 /** The part of a table no Service port owns: base chains and their jumps, the fixed chains, sets and maps. */
-export type FixedPart = (b: BaseTableBuilder, ctx: FamilyContext, m: FamilyModel) => void;
+export type FixedPart = (b: TableBuilder, ctx: FamilyContext, m: FamilyModel) => void;
 
 /** What makes one table. */
 export interface TableEmitters {

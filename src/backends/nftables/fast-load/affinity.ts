@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { concat, goto, setref, type Expr, type Stmt } from '../../../nft/expr.js';
 import type { KeyPart } from '../../../nft/objects.js';
-import type { BaseTableBuilder } from '../../../nft/ruleset.js';
+import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { AffinityForm } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import type { EndpointNames } from '../names.js';
@@ -41,13 +41,13 @@ const keyOf = (ctx: FamilyContext, ep: EndpointNames): Expr => {
 
 /**
  * The table-wide affinity set. Each endpoint chain that writes it is recorded as the owner
- * of its constants (BaseTableBuilder.manage): the diff reads there which members belong to
+ * of its constants (TableBuilder.manage): the diff reads there which members belong to
  * an endpoint still wanted, and the builder refuses two endpoints with the same 62 bits,
  * which would silently share their clients.
  */
 export const TABLE_WIDE_AFFINITY: AffinityForm = {
   // Declared with the first endpoint that has affinity; the same set again is no change.
-  declare(b: BaseTableBuilder, ctx: FamilyContext, _plan, ep: EndpointNames) {
+  declare(b: TableBuilder, ctx: FamilyContext, _plan, ep: EndpointNames) {
     b.set({
       name: AFFINITY_SET,
       kind: 'set',
