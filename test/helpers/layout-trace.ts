@@ -89,9 +89,11 @@ export function outcomes(t: LayoutTracer, r: TraceResult): string[] {
     .sort();
 }
 
-/** Traces a packet in both layouts; the outcomes of each, and whether they are equal. */
-export function compareLayouts(pair: LayoutPair, p: TracePacket): { kubeProxy: string[]; fastLoad: string[] } {
-  return { kubeProxy: outcomes(pair.tracers['kube-proxy'], pair.tracers['kube-proxy'].trace(p)), fastLoad: outcomes(pair.tracers['fast-load'], pair.tracers['fast-load'].trace(p)) };
+/** Traces a packet in every layout: the outcomes of each, to compare with the default layout's. */
+export function compareLayouts(pair: LayoutPair, p: TracePacket): Record<Layout, string[]> {
+  const out = {} as Record<Layout, string[]>;
+  for (const layout of LAYOUTS) out[layout] = outcomes(pair.tracers[layout], pair.tracers[layout].trace(p));
+  return out;
 }
 
 // ---- packets worth sending at a snapshot, derived from its model
