@@ -1,12 +1,14 @@
 // The work of `kproxc diff`: the nft transaction that turns the live tables (as
 // `nft -j list ruleset` prints them) into what `compile` would load.
-import type { Diagnostic } from '../diag/diagnostic.js';
-import { compilePrintedJsonForm, compilePrintedTables, failOnWarnings, loadModel, type ModelResult } from '../compile.js';
+import { layoutSpec } from '../backends/nftables/layout.js';
+import { InternalError, type Diagnostic } from '../diag/diagnostic.js';
+import { compilePrintedJsonForm, compileTables, failOnWarnings, loadModel, type ModelResult } from '../compile.js';
 import { nftConntrackScript } from '../conntrack/nft.js';
 import { diffLive, type DiffResult } from '../diff/diff.js';
 import { readLiveTables, startCompactRead } from '../live/index.js';
 import type { LiveTableView } from '../live/view.js';
 import type { TableContents } from '../nft/ruleset.js';
+import { PrintedStore } from '../nft/text-table.js';
 import { transactionText } from '../nft/text.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
 import type { NftDiffOptions } from './options.js';
@@ -20,9 +22,21 @@ function desiredTables(io: Io, files: string[], o: NftDiffOptions): { model: Mod
   const strict = o.strict;
   const model = loadModel(loadInputs(io, files), o.compile, strict);
   const warnings = [...model.warnings];
-  const tables = compilePrintedTables(model, o.tableName, warnings, o.layout);
+  const tables = compileTables(model, { tableName: o.tableName, layout: o.layout }, warnings, PrintedStore);
   failOnWarnings(strict, warnings);
   return { model, tables, warnings };
+}
+
+/**
+ * The sets whose live members are read: those the layout's tables manage. The listing is
+ * read before the tables are made, so the layout names them; the tables must agree.
+ */
+function managedSets(o: NftDiffOptions, tables?: TableContents[]): readonly string[] {
+  const named = layoutSpec(o.layout).managedSets;
+  for (const s of (tables ?? []).flatMap((t) => t.sets)) {
+    if (s.managed && !named.includes(s.set.name)) throw new InternalError(`set ${s.set.name} is managed, but layout ${o.layout} does not name it`);
+  }
+  return named;
 }
 
 /** `kproxc diff --backend nftables`. */
@@ -30,7 +44,7 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
   checkOutputFolders([['-o', o.output], ['--two-phase', o.twoPhase], ['--conntrack', o.conntrack]]);
   const live = o.live;
   // A listing file is read (on a second thread, when large) while the snapshot compiles.
-  const pending = live === '-' ? null : startCompactRead(live, o.tableName);
+  const pending = live === '-' ? null : startCompactRead(live, o.tableName, managedSets(o));
   let desired: ReturnType<typeof desiredTables>;
   try {
     desired = desiredTables(io, files, o);
@@ -39,7 +53,8 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
     throw e;
   }
   const { model, warnings } = desired;
-  const liveViews = await readLiveTables({ path: live, pending, stdin: () => stdinText(io) }, { tableName: o.tableName, families: desired.tables.map((t) => t.table.family) });
+  const filter = { tableName: o.tableName, families: desired.tables.map((t) => t.table.family), managedSets: managedSets(o, desired.tables) };
+  const liveViews = await readLiveTables({ path: live, pending, stdin: () => stdinText(io) }, filter);
   const { tables, now, later } = transaction(model, desired.tables, liveViews, o);
   printDiagnostics(io, warnings);
   emit(io, o.output, transactionText(now));

@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { UsageError } from '../diag/diagnostic.js';
 import type { CompileOptions } from '../model/options.js';
 import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
-import { LAYOUTS, type Layout } from '../backends/nftables/layout.js';
+import { DEFAULT_LAYOUT, LAYOUTS, type Layout } from '../backends/nftables/layout.js';
 import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, parseHostPort, type L4Protocol, type TracePacket } from '../trace/packet.js';
 
 function collect(v: string, prev: string[] = []): string[] {
@@ -97,7 +97,7 @@ function snapshotOptionsFrom(o: SnapshotFlags): SnapshotOptions {
 function layoutOption(): Option {
   return new Option('--layout <layout>', 'nftables layout: kube-proxy, or fast-load (the same behaviour, loaded many times faster)')
     .choices([...LAYOUTS])
-    .default('kube-proxy');
+    .default(DEFAULT_LAYOUT);
 }
 
 // ---- compile
@@ -138,7 +138,7 @@ export interface CompileCommandOptions extends SnapshotOptions {
 export function compileCommandOptionsFrom(o: CompileFlags, formatGiven: boolean): CompileCommandOptions {
   const snapshot = snapshotOptionsFrom(o);
   if (o.backend === 'ovs' && formatGiven) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
-  if (o.backend === 'ovs' && o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+  if (o.backend === 'ovs' && o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
   return { ...snapshot, backend: o.backend, format: o.format, layout: o.layout, output: o.output };
 }
 
@@ -216,7 +216,7 @@ export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptio
     }
     if (o.live !== undefined) throw new UsageError('--live is the nftables listing; with --backend ovs give --live-flows and --live-groups');
     if (o.twoPhase !== undefined) throw new UsageError('--two-phase does not apply to --backend ovs');
-    if (o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+    if (o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
     if ([o.liveFlows, o.liveGroups, ...files].filter((f) => f === '-').length > 1) {
       throw new UsageError('only one of --live-flows, --live-groups and the snapshot can read standard input');
     }
@@ -276,7 +276,7 @@ export interface TraceCommandOptions extends SnapshotOptions {
 
 export function traceOptionsFrom(o: TraceFlags): TraceCommandOptions {
   const snapshot = snapshotOptionsFrom(o);
-  if (o.backend === 'ovs' && o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+  if (o.backend === 'ovs' && o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
   return { ...snapshot, backend: o.backend, layout: o.layout, packets: packetsFrom(o), json: o.json === true };
 }
 

@@ -5,7 +5,8 @@
 // and Service ports without serving endpoints alone. The live table is the one compiled
 // from the snapshot before the change, as a node that loaded it lists it.
 import { describe, expect, it } from 'vitest';
-import { compileFamilyTable } from '../../src/backends/nftables/index.js';
+import { compileFamily } from '../../src/backends/nftables/index.js';
+import { StatementStore } from '../../src/nft/ruleset.js';
 import { compileOvsProgram } from '../../src/backends/ovs/index.js';
 import { commandText, conntrackDeletes, NFT_SCRIPT } from '../../src/conntrack/nft.js';
 import { compiledLive, ovsCommandText, ovsConntrackSnapshot, OVS_SCRIPT } from '../../src/conntrack/ovs.js';
@@ -37,9 +38,9 @@ function v6(sp: ServicePort, e: Endpoint[]): FamilyModel {
 
 /** The commands that moving a node from `before` (null: no table loaded) to `after` asks for. */
 function commands(before: FamilyModel | null, after: FamilyModel): string[] {
-  const live = before ? [contentsView(compileFamilyTable(before, { tableName: 'kube-proxy' }, []))] : [];
+  const live = before ? [contentsView(compileFamily(before, { tableName: 'kube-proxy' }, [], new StatementStore()))] : [];
   const snapshot = conntrackSnapshot({ families: [after] });
-  const wanted = [contentsView(compileFamilyTable(after, { tableName: 'kube-proxy' }, []))];
+  const wanted = [contentsView(compileFamily(after, { tableName: 'kube-proxy' }, [], new StatementStore()))];
   return conntrackDeletes(snapshot, live, wanted).map(commandText);
 }
 
@@ -181,8 +182,8 @@ describe("kube-proxy's rule, case by case", () => {
 describe('the script', () => {
   it('names each Service port, and goes on past a command that matched nothing', () => {
     const snapshot = conntrackSnapshot({ families: [familyModel(dns(), eps(A))] });
-    const live = [contentsView(compileFamilyTable(familyModel(dns(), eps(A, B)), { tableName: 'kube-proxy' }, []))];
-    const wanted = [contentsView(compileFamilyTable(familyModel(dns(), eps(A)), { tableName: 'kube-proxy' }, []))];
+    const live = [contentsView(compileFamily(familyModel(dns(), eps(A, B)), { tableName: 'kube-proxy' }, [], new StatementStore()))];
+    const wanted = [contentsView(compileFamily(familyModel(dns(), eps(A)), { tableName: 'kube-proxy' }, [], new StatementStore()))];
     expect(conntrackScript(conntrackDeletes(snapshot, live, wanted), NFT_SCRIPT)).toBe(
       [
         '# Run after the nft transaction is applied (sh FILE): clears UDP entries the new rules would not make.',

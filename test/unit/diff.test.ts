@@ -5,7 +5,7 @@ import { parseIP } from '../../src/net/ip.js';
 import { diffTables } from '../../src/diff/diff.js';
 import { eq, goto, jump, payload, setref, type Stmt } from '../../src/nft/expr.js';
 import type { BaseChainSpec } from '../../src/nft/objects.js';
-import { TableBuilder, type TableContents } from '../../src/nft/ruleset.js';
+import { statementsBuilder, type TableContents } from '../../src/nft/ruleset.js';
 import { transactionText } from '../../src/nft/text.js';
 
 const ip = (s: string) => parseIP(s)!;
@@ -22,7 +22,7 @@ interface Spec {
 
 /** A table from a compact description; rules of a live table get handles 1, 2, ... chain by chain in name order. */
 function table(spec: Spec, withHandles = false): TableContents {
-  const b = new TableBuilder({ family: 'ip', name: 'kube-proxy', comment: 'rules for kube-proxy' });
+  const b = statementsBuilder({ family: 'ip', name: 'kube-proxy', comment: 'rules for kube-proxy' });
   for (const [name, base] of Object.entries(spec.base ?? {})) b.chain({ name, base });
   for (const name of Object.keys(spec.chains ?? {})) if (!b.hasChain(name)) b.chain({ name });
   for (const [name, s] of Object.entries(spec.sets ?? {})) {

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { UserInputError } from '../../src/diag/diagnostic.js';
 import { formatCIDR, type CIDR } from '../../src/net/ip.js';
 import { compileTables, loadModel } from '../../src/compile.js';
+import { StatementStore } from '../../src/nft/ruleset.js';
 import { diffTables } from '../../src/diff/diff.js';
 import { readLive, type LiveTable } from '../../src/live/checked/reader.js';
 import { formatDiagnostic } from '../../src/diag/diagnostic.js';
@@ -18,7 +19,7 @@ import { parseArgsToOptions } from '../helpers/options.js';
 
 function compiled(file: string, args: string[] = []) {
   const model = loadModel([{ name: file, text: fs.readFileSync(file, 'utf8') }], parseArgsToOptions(args));
-  return compileTables(model, 'kube-proxy', []);
+  return compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore);
 }
 
 const liveText = (name: string) => fs.readFileSync(path.join(DIFF_FIXTURES, `${name}.live.json`), 'utf8');

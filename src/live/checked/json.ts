@@ -147,7 +147,7 @@ function readKey(j: Json, set: NftSet): KeyPart[] | null {
 
 /**
  * One entry of a set's or map's `elem` array. In a set with timeouts (read only for the
- * sets of live/view.ts readsDynamicMembers) an entry also has its timeout and the time
+ * managed sets the LiveFilter names) an entry also has its timeout and the time
  * left, which are state, not wanted: not kept.
  */
 export function readElement(j: Json, set: NftSet, field: string): Element {
