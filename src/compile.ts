@@ -8,13 +8,15 @@ import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
 import { validateObject, validateObjects } from './schema/validate.js';
 import { UnreadObjects } from './schema/unread.js';
-import { compileFamilyTable, compileFamilyTablePrinted, compileFamilyTableText, type NftablesOptions } from './backends/nftables/index.js';
-import type { Layout } from './backends/nftables/layout.js';
+import { compileFamily, type NftablesOptions } from './backends/nftables/index.js';
+import type { Layout, OutputFormat } from './backends/nftables/layout.js';
+import { AFFINITY_SET } from './backends/nftables/fast-load/affinity.js';
 import { fullReplace } from './nft/transaction.js';
 import type { ChunkWriter } from './io/byte-chunks.js';
 import { fullReplaceBytes } from './nft/text-writer.js';
 import { transactionJson } from './nft/json.js';
-import type { TableContents } from './nft/ruleset.js';
+import { StatementStore, type RuleStore, type TableContents } from './nft/ruleset.js';
+import { PrintedStore, TextStore } from './nft/text-table.js';
 
 export interface ModelResult {
   families: FamilyModel[];
@@ -91,7 +93,7 @@ export function failOnWarnings(strict: boolean | undefined, warnings: Diagnostic
 
 export interface NftCompileOptions extends CompileOptions {
   tableName?: string;
-  format?: 'text' | 'json';
+  format?: OutputFormat;
   strict?: boolean;
   /** The nftables layout; kube-proxy's by default. */
   layout?: Layout;
@@ -116,26 +118,24 @@ export interface CompileResult {
   warnings: Diagnostic[];
 }
 
-/** One table per IP family of the model, each made by `compileFamily`. */
-function perFamily<T>(
-  model: ModelResult,
-  tableName: string,
-  warnings: Diagnostic[],
-  compileFamily: (m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]) => T,
-  layout?: Layout,
-  format?: 'text' | 'json',
-): T[] {
-  return model.families.map((m) => compileFamily(m, { tableName, layout, format }, warnings));
+/**
+ * One table per IP family of the model, its rules kept in a `Store` (compileFamily):
+ * StatementStore (JSON output, tracing), TextStore (text output) or PrintedStore (what the
+ * diff compares and prints).
+ */
+export function compileTables<R>(model: ModelResult, opts: NftablesOptions, warnings: Diagnostic[], Store: new () => RuleStore<R>): R[] {
+  return model.families.map((m) => compileFamily(m, opts, warnings, new Store()));
 }
 
-/** One table per IP family, with every rule's statements (JSON output, tracing). */
-export function compileTables(model: ModelResult, tableName: string, warnings: Diagnostic[], layout?: Layout): TableContents[] {
-  return perFamily(model, tableName, warnings, compileFamilyTable, layout);
-}
-
-/** One table per IP family, its rules kept printed: what the diff compares and prints. */
-export function compilePrintedTables(model: ModelResult, tableName: string, warnings: Diagnostic[], layout?: Layout): TableContents[] {
-  return perFamily(model, tableName, warnings, compileFamilyTablePrinted, layout);
+/**
+ * The tables `compile --format json` loads, rules kept printed, where they are not those of
+ * the text form (`text`): fast-load's table-wide affinity set cannot be declared in nft
+ * 1.0.6's JSON, so that output keeps kube-proxy's per-endpoint sets (docs/fast-load.md).
+ * Null where both forms load the same tables. Warnings are those of the text form's compile.
+ */
+export function compilePrintedJsonForm(model: ModelResult, tableName: string, layout: Layout | undefined, text: TableContents[]): TableContents[] | null {
+  if (!text.some((t) => t.sets.some((s) => s.set.name === AFFINITY_SET))) return null;
+  return compileTables(model, { tableName, layout, format: 'json' }, [], PrintedStore);
 }
 
 export function compileNftables(files: InputFile[], opts: NftCompileOptions): CompileResult {
@@ -144,11 +144,11 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
   const tableName = opts.tableName ?? 'kube-proxy';
   // JSON output needs each rule's statements; text output needs only its text.
   if (opts.format === 'json') {
-    const tables = perFamily(model, tableName, warnings, compileFamilyTable, opts.layout, 'json');
+    const tables = compileTables(model, { tableName, layout: opts.layout, format: 'json' }, warnings, StatementStore);
     failOnWarnings(opts.strict, warnings);
     return { output: transactionJson(fullReplace(tables)), warnings };
   }
-  const tables = perFamily(model, tableName, warnings, compileFamilyTableText, opts.layout);
+  const tables = compileTables(model, { tableName, layout: opts.layout }, warnings, TextStore);
   failOnWarnings(opts.strict, warnings);
   return { output: fullReplaceBytes(tables), warnings };
 }

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.js';
+import { DIFF_FIXTURES } from './helpers/diff-cases.js';
 import { FIXTURES } from './helpers/fixtures.js';
 import { kproxc, kproxcProcess, ROOT } from './helpers/kproxc.js';
 
@@ -66,11 +67,35 @@ describe('-o FILE', () => {
     expect(leftovers()).toEqual([]);
   });
 
-  it('an unwritable place is a user error (exit 2), not a bug', async () => {
-    const r = await kproxc(['compile', GOOD, '-o', path.join(dir, 'missing', 'ruleset.nft')]);
+  it('a missing folder is a user error (exit 2) that names the folder, not a raw errno', async () => {
+    const missing = path.join(dir, 'missing', 'deeper');
+    const out = path.join(missing, 'ruleset.nft');
+    const r = await kproxc(['compile', GOOD, '-o', out]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^kproxc: -o .*ruleset\.nft: cannot write: ENOENT\n$/);
+    expect(r.stderr).toBe(`kproxc: -o ${out}: cannot write: folder ${missing} does not exist\n`);
+    // The real process says the same, relative names as given.
+    const rel = kproxcProcess(['compile', GOOD, '-o', path.relative(ROOT, out)]);
+    expect(rel.code).toBe(2);
+    expect(rel.stderr).toBe(`kproxc: -o ${path.relative(ROOT, out)}: cannot write: folder ${path.relative(ROOT, missing)} does not exist\n`);
+  });
+
+  it('the other files a run writes name their own flag when their folder is missing', async () => {
+    const snapshot = path.join(DIFF_FIXTURES, 'endpoint-moved.yaml');
+    const live = path.join(DIFF_FIXTURES, 'endpoint-moved.live.json');
+    const missing = path.join(dir, 'missing');
+    for (const flag of ['--conntrack', '--two-phase']) {
+      const file = path.join(missing, 'out');
+      const r = await kproxc(['diff', snapshot, '--live', live, flag, file]);
+      expect(r.code, flag).toBe(2);
+      expect(r.stderr).toBe(`kproxc: ${flag} ${file}: cannot write: folder ${missing} does not exist\n`);
+      // Checked before anything is written: no transaction on standard output, no -o file.
+      expect(r.stdout, flag).toBe('');
+      const out = path.join(dir, 'tx.nft');
+      const withOutput = await kproxc(['diff', snapshot, '--live', live, '-o', out, flag, file]);
+      expect(withOutput.code, flag).toBe(2);
+      expect(fs.existsSync(out), flag).toBe(false);
+    }
   });
 
   it('through a symbolic link, the file it names is replaced and the link stays', async () => {
@@ -152,6 +177,32 @@ ${slice('a')}${slice('b')}`;
     expect(strict.code).toBe(2);
     expect(strict.stdout).toBe('');
     expect(strict.stderr).not.toMatch(/warning:/);
+  });
+});
+
+describe('a Service that was never applied (no spec.clusterIP)', () => {
+  /** Every `kubectl get services,...` dump command in a text. */
+  const dumpCommands = (text: string) => [...text.matchAll(/kubectl get services,[\w,]+ -A -o yaml/g)].map((m) => m[0]);
+
+  it('is left out with a warning that gives the same dump command as the README, the docs and --help', async () => {
+    const readme = dumpCommands(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
+    expect(readme.length).toBeGreaterThan(0);
+    const [command] = readme;
+    expect(command).toContain('servicecidrs');
+    const docs = fs.readdirSync(path.join(ROOT, 'docs')).flatMap((f) => dumpCommands(fs.readFileSync(path.join(ROOT, 'docs', f), 'utf8')));
+    const help = dumpCommands((await kproxc(['compile', '--help'])).stdout);
+    expect(help.length).toBeGreaterThan(0);
+    expect(new Set([...readme, ...docs, ...help])).toEqual(new Set([command]));
+
+    const r = await kproxc(['compile', path.join(FIXTURES, 'unapplied-service.yaml')]);
+    expect(r.code).toBe(0);
+    const warnings = r.stderr.trimEnd().split('\n');
+    expect(warnings).toHaveLength(3);
+    for (const w of warnings) {
+      expect(w).toContain('spec.clusterIP: warning: missing:');
+      expect(dumpCommands(w)).toEqual([command]);
+      expect(w.endsWith(command)).toBe(true);
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { kproxc, ROOT } from './helpers/kproxc.js';
 import { withNetns, type Netns } from './helpers/netns.js';
 
-const labFile = path.join(ROOT, 'scripts/fast-load/lab-cluster.yaml');
+const labFile = path.join(ROOT, 'test/dataplane/fast-load-cluster.yaml');
 const base = fs.readFileSync(labFile, 'utf8');
 // sticky (ClientIP affinity, 60 s) loses 10.180.1.2 of its three endpoints.
 const sticky = ['10.180.1.1', '10.180.1.2', '10.180.1.3'];

@@ -18,7 +18,7 @@ const SEEDS = [11, 23, 57];
 const clusters = SEEDS.map((s) => ({ seed: s, ...randomCluster(s) }));
 const overallFile = path.join(ROOT, 'test/trace/kube-proxy/overall.yaml');
 const overallEndpoints = ['10.180.0.1', '10.180.0.2', '10.180.0.3', '10.180.0.4', '10.180.0.5', 'fd00:10:180::1', 'fd00:10:180::2:1'];
-const labFile = path.join(ROOT, 'scripts/fast-load/lab-cluster.yaml');
+const labFile = path.join(ROOT, 'test/dataplane/fast-load-cluster.yaml');
 const labEndpoints = ['10.180.1.1', '10.180.1.2', '10.180.1.3', '10.180.2.1', '10.180.3.1', '10.180.3.2'];
 
 let lab: PacketLab;

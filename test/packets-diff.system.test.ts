@@ -7,6 +7,7 @@
 // whose members of removed endpoints the diff deletes: docs/fast-load.md).
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAYOUTS } from '../src/backends/nftables/layout.js';
 import { Cluster, type NftLayout } from './helpers/dataplane/cluster.js';
 import { SCENARIOS, STICKY, stickyEndpoints } from './helpers/dataplane/scenarios.js';
 import { readyEndpoints } from './helpers/dataplane/snapshot.js';
@@ -16,7 +17,7 @@ import { kproxc, ROOT } from './helpers/kproxc.js';
 const A = path.join(ROOT, 'test/dataplane/cluster-a.yaml');
 const B = path.join(ROOT, 'test/dataplane/cluster-b.yaml');
 
-describe.each<NftLayout>(['kube-proxy', 'fast-load'])('the node in the %s layout', (layout) => {
+describe.each<NftLayout>(LAYOUTS)('the node in the %s layout', (layout) => {
   let cluster: Cluster | undefined;
   /** Which web-sticky endpoint each client source stuck to under A. */
   let stuckInA: Map<string, string> | undefined;

@@ -5,6 +5,7 @@
 // layout and in the fast-load layout (docs/fast-load.md): the same scenarios pass in both.
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { LAYOUTS } from '../src/backends/nftables/layout.js';
 import { Cluster } from './helpers/dataplane/cluster.js';
 import { HARNESS_CHECK, SCENARIOS } from './helpers/dataplane/scenarios.js';
 import { removeStaleNamespaces } from './helpers/dataplane/stale.js';
@@ -30,7 +31,7 @@ const built = (): Cluster => {
 
 it(HARNESS_CHECK.name, () => HARNESS_CHECK.run(built(), built().snapshots[0]));
 
-for (const layout of ['kube-proxy', 'fast-load'] as const) {
+for (const layout of LAYOUTS) {
   for (const file of SNAPSHOTS) {
     describe(`${path.basename(file)} loaded with kproxc compile --layout ${layout}`, () => {
       beforeAll(() => built().load(file, layout));

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LAYOUTS } from '../src/backends/nftables/layout.js';
 import { golden } from './helpers/fixtures.js';
 import { kproxc, kproxcProcess, ROOT } from './helpers/kproxc.js';
 import { groupIDCandidate } from '../src/backends/ovs/group-ids.js';
@@ -239,7 +240,7 @@ describe('kproxc trace --layout and --affinity', () => {
   });
 
   it('--affinity: a client that already has affinity goes to that endpoint only, in either layout, by every address of the Service', async () => {
-    for (const layout of ['kube-proxy', 'fast-load']) {
+    for (const layout of LAYOUTS) {
       for (const to of [['--dst', '172.30.0.41', '--dport', '80'], ['--dst', '192.168.0.2', '--dport', '3001']]) {
         const r = await kproxc(['trace', AFFINITY, '--src', '10.0.0.5', ...to, '--affinity', '10.180.0.2:80', '--layout', layout, '--json']);
         expect(r.stderr).toBe('');

@@ -8,6 +8,7 @@
 // already has affinity to an endpoint, with a random source or protocol now and then.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LAYOUT, LAYOUTS } from '../src/backends/nftables/layout.js';
 import { parseIP } from '../src/net/ip.js';
 import { hostPort, type L4Protocol, type TracePacket } from '../src/trace/packet.js';
 import { applyChange, changeArb, initialCluster, snapshot } from './helpers/cluster-changes.js';
@@ -46,14 +47,14 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
           const p: TracePacket = { ...base, ...(s.src !== null ? { src: parseIP(s.src)!, fromNode: undefined } : {}), ...(s.protocol !== null ? { protocol: s.protocol } : {}) };
           if (p.src.family !== p.dst.family) continue;
           if (p.fromNode === undefined) delete p.fromNode;
-          const { kubeProxy, fastLoad } = compareLayouts(pair, p);
-          expect(fastLoad).toEqual(kubeProxy);
+          const out = compareLayouts(pair, p);
+          for (const layout of LAYOUTS) expect(out[layout], layout).toEqual(out[DEFAULT_LAYOUT]);
           traced++;
           if (!p.affinity) continue;
           // A client with affinity to E, whose first connection could reach E, reaches E only.
           const e = hostPort(p.affinity.ip, p.affinity.port);
-          if (endpointsOf(compareLayouts(pair, { ...p, affinity: undefined }).kubeProxy).includes(e)) {
-            expect(endpointsOf(kubeProxy)).toEqual([e]);
+          if (endpointsOf(compareLayouts(pair, { ...p, affinity: undefined })[DEFAULT_LAYOUT]).includes(e)) {
+            expect(endpointsOf(out[DEFAULT_LAYOUT])).toEqual([e]);
             sticky++;
           }
         }

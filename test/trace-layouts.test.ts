@@ -1,4 +1,4 @@
-// The two nftables layouts trace alike: every golden fixture, with packets derived from its
+// The nftables layouts trace alike: every golden fixture, with packets derived from its
 // snapshot (each Service address and port from outside, a Pod, the node and the Service's
 // own endpoints, NodePorts on every node address, external and load-balancer IPs from
 // allowed and refused sources, an unused port, an unallocated Service address, and the same
@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LAYOUT, LAYOUTS } from '../src/backends/nftables/layout.js';
 import { cidrContains, formatIP } from '../src/net/ip.js';
 import { hostPort, type TracePacket } from '../src/trace/packet.js';
 import { fcSize } from './helpers/fc-runs.js';
@@ -20,16 +21,17 @@ import { flowDir, packetOf, readFlows } from './helpers/trace.js';
 const label = (p: TracePacket) =>
   `${p.protocol} ${formatIP(p.src)} -> ${formatIP(p.dst)}:${p.dport}${p.iif ? ` iif ${p.iif}` : ''}${p.fromNode ? ' from the node' : ''}${p.affinity ? ` affinity ${hostPort(p.affinity.ip, p.affinity.port)}` : ''}`;
 
-/** Traces every packet in both layouts; returns how many branches were compared, and what was seen. */
+/** Traces every packet in every layout; returns how many branches were compared, and what was seen. */
 function checkAll(pair: LayoutPair, packets: TracePacket[], where: string): { branches: number; verdicts: Set<string> } {
   let branches = 0;
   tracedPackets += packets.length;
   const verdicts = new Set<string>();
   for (const p of packets) {
-    const { kubeProxy, fastLoad } = compareLayouts(pair, p);
-    expect(fastLoad, `${where}: ${label(p)}`).toEqual(kubeProxy);
-    branches += kubeProxy.length;
-    for (const o of kubeProxy) {
+    const out = compareLayouts(pair, p);
+    const reference = out[DEFAULT_LAYOUT];
+    for (const layout of LAYOUTS) expect(out[layout], `${where}: ${layout}: ${label(p)}`).toEqual(reference);
+    branches += reference.length;
+    for (const o of reference) {
       const b = JSON.parse(o) as { verdict: string; masquerade: boolean; affinity: string[] };
       verdicts.add(b.verdict);
       if (b.masquerade) verdicts.add('masquerade');
@@ -46,11 +48,10 @@ function checkAll(pair: LayoutPair, packets: TracePacket[], where: string): { br
 function checkSticky(pair: LayoutPair, packets: TracePacket[], where: string): void {
   for (const p of packets) {
     const e = hostPort(p.affinity!.ip, p.affinity!.port);
-    const fresh = endpointsOf(compareLayouts(pair, { ...p, affinity: undefined }).kubeProxy);
+    const fresh = endpointsOf(compareLayouts(pair, { ...p, affinity: undefined })[DEFAULT_LAYOUT]);
     if (!fresh.includes(e)) continue;
-    const { kubeProxy, fastLoad } = compareLayouts(pair, p);
-    expect(endpointsOf(kubeProxy), `${where}: ${label(p)} with affinity to ${e}`).toEqual([e]);
-    expect(endpointsOf(fastLoad), `${where}: ${label(p)} with affinity to ${e}`).toEqual([e]);
+    const out = compareLayouts(pair, p);
+    for (const layout of LAYOUTS) expect(endpointsOf(out[layout]), `${where}: ${layout}: ${label(p)} with affinity to ${e}`).toEqual([e]);
     stickyChecked++;
   }
 }
@@ -62,7 +63,7 @@ const seen = new Set<string>();
 let compared = 0;
 let tracedPackets = 0;
 
-describe('kube-proxy and fast-load layouts trace alike', () => {
+describe('the layouts trace alike', () => {
   describe('every golden fixture, packets derived from its snapshot', () => {
     for (const f of listFixtures()) {
       it(f.name, () => {
@@ -95,7 +96,7 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
     }
   });
 
-  it('source ranges: a source inside one is let through and one outside all is dropped, in both layouts', () => {
+  it('source ranges: a source inside one is let through and one outside all is dropped, in every layout', () => {
     const f = listFixtures().find((x) => x.name === 'loadbalancer-source-ranges')!;
     const pair = layoutPair(f.file, f.text, parseArgsToOptions(f.args));
     let checked = 0;
@@ -103,7 +104,7 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
       for (const sp of m.servicePorts.filter((x) => x.loadBalancerSourceRanges.length > 0)) {
         for (const p of derivedPackets(m).filter((x) => x.dport === sp.port && sp.loadBalancerVIPs.some((v) => formatIP(v) === formatIP(x.dst)) && !x.fromNode)) {
           const allowed = sp.loadBalancerSourceRanges.some((r) => cidrContains(r, p.src)) || sp.loadBalancerVIPs.some((v) => formatIP(v) === formatIP(p.src));
-          for (const layout of ['kube-proxy', 'fast-load'] as const) {
+          for (const layout of LAYOUTS) {
             const verdicts = pair.tracers[layout].trace(p).branches.map((b) => b.verdict);
             expect(verdicts.includes('drop'), `${layout} ${label(p)}`).toBe(!allowed);
           }

@@ -10,7 +10,7 @@ import { InternalError } from '../src/diag/diagnostic.js';
 import { parseCIDR, parseIP, type IP } from '../src/net/ip.js';
 import type { Expr, Stmt } from '../src/nft/expr.js';
 import type { BaseChainSpec } from '../src/nft/objects.js';
-import { TableBuilder, type TableContents } from '../src/nft/ruleset.js';
+import { statementsBuilder, type TableContents } from '../src/nft/ruleset.js';
 import { compileProgram } from '../src/trace/nft/program.js';
 import type { PacketState } from '../src/trace/nft/state.js';
 import { seedAffinity } from '../src/trace/nft/affinity.js';
@@ -33,7 +33,7 @@ function state(src = '10.0.0.2'): PacketState {
 }
 
 function table(chains: Record<string, BaseChainSpec | null>, rules: [string, Stmt[]][]): TableContents {
-  const b = new TableBuilder({ family: 'ip', name: 't' });
+  const b = statementsBuilder({ family: 'ip', name: 't' });
   for (const [name, spec] of Object.entries(chains)) b.chain(spec ? { name, base: spec } : { name });
   for (const [chain, stmts] of rules) b.rule({ chain, stmts });
   return b.finish();
@@ -144,7 +144,7 @@ describe('session affinity in either form, with a client that already has it', (
     { chain: 'e2', ip: '10.180.0.2', set: 'affinity-e2', c: [657763205, 2110844867] },
   ];
   function affinityTable(form: 'per-endpoint' | 'table-wide'): TableContents {
-    const b = new TableBuilder({ family: 'ip', name: 't' });
+    const b = statementsBuilder({ family: 'ip', name: 't' });
     b.chain({ name: 'nat', base: NAT });
     for (const e of eps) b.chain({ name: e.chain });
     const key = (e: (typeof eps)[number]) => (form === 'per-endpoint' ? saddr : concatKey(e.c[0], e.c[1]));

@@ -9,7 +9,7 @@ import { compileTables, loadModel } from '../src/compile.js';
 import { InternalError } from '../src/diag/diagnostic.js';
 import { parseCIDR, parseIP, type IP } from '../src/net/ip.js';
 import type { Expr, Stmt, Value } from '../src/nft/expr.js';
-import { TableBuilder, type TableContents } from '../src/nft/ruleset.js';
+import { StatementStore, statementsBuilder, type TableBuilder, type TableContents } from '../src/nft/ruleset.js';
 import { ruleStmts, type BaseChainSpec, type Hook } from '../src/nft/objects.js';
 import { compileProgram } from '../src/trace/nft/program.js';
 import type { PacketState } from '../src/trace/nft/state.js';
@@ -51,7 +51,7 @@ function table(
   rules: [string, Stmt[]][],
   setup?: (b: TableBuilder) => void,
 ): TableContents {
-  const b = new TableBuilder({ family: 'ip', name: 't' });
+  const b = statementsBuilder({ family: 'ip', name: 't' });
   for (const [name, spec] of Object.entries(chains)) b.chain(spec ? { name, base: spec } : { name });
   setup?.(b);
   for (const [chain, stmts] of rules) b.rule({ chain, stmts });
@@ -114,7 +114,7 @@ describe('every rule the compiler emits, in either layout', () => {
   for (const f of cases) {
     it(`${path.relative(ROOT, f.file)}`, () => {
       const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
-      for (const t of LAYOUTS.flatMap((layout) => compileTables(model, 'kube-proxy', [], layout))) {
+      for (const t of LAYOUTS.flatMap((layout) => compileTables(model, { tableName: 'kube-proxy', layout }, [], StatementStore))) {
         // Every rule compiles (an unknown form throws here, whether or not a packet reaches it).
         compileProgram(t);
         const index = { element: () => undefined, has: () => false };

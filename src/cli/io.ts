@@ -52,7 +52,7 @@ export function loadInputs(io: Io, args: string[]): InputFile[] {
 
 /** Writes the result to -o FILE atomically, or to standard output. */
 export function emit(io: Io, out: string | undefined, data: Output): void {
-  if (out) writeAtomically(out, data);
+  if (out) writeAtomically(out, data, '-o');
   else if (typeof data === 'string') io.stdout(data);
   else if (io.stdoutBytes) data(io.stdoutBytes);
   // Chunks end at line ends, so each one is whole UTF-8 text.

@@ -6,6 +6,7 @@
 // later they would be three more files of the bundle to read on each compile.
 import { Command, CommanderError } from 'commander';
 import { InternalError, UsageError, UserInputError } from '../diag/diagnostic.js';
+import { DUMP_COMMAND } from '../model/decode-service.js';
 import { EXIT_BUG, EXIT_OK, EXIT_USER, printDiagnostics, processIo, type ExitCode, type Io } from './io.js';
 import {
   addCompileOptions,
@@ -57,12 +58,12 @@ function buildProgram(io: Io, done: (code: ExitCode) => void): Command {
       'after',
       examples(
         'kproxc compile cluster.yaml kube-proxy-config.yaml --node worker-1 | nft -f -',
-        'kubectl get services,endpointslices,nodes,servicecidrs -A -o yaml | kproxc compile - --node worker-1 -o ruleset.nft',
+        `${DUMP_COMMAND} | kproxc compile - --node worker-1 -o ruleset.nft`,
         'kproxc compile cluster.yaml --node worker-1 --backend ovs > flows.txt && ovs-ofctl -O OpenFlow15 bundle br-int flows.txt',
       ),
     )
-    .action(async (files: string[], flags: CompileFlags) => {
-      const opts = compileCommandOptionsFrom(flags);
+    .action(async (files: string[], flags: CompileFlags, command: Command) => {
+      const opts = compileCommandOptionsFrom(flags, command.getOptionValueSource('format') === 'cli');
       done(await runCompile(io, files, opts));
     });
 

@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { UsageError } from '../diag/diagnostic.js';
 import type { CompileOptions } from '../model/options.js';
 import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
-import { LAYOUTS, type Layout } from '../backends/nftables/layout.js';
+import { DEFAULT_LAYOUT, LAYOUTS, type Layout } from '../backends/nftables/layout.js';
 import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, parseHostPort, type L4Protocol, type TracePacket } from '../trace/packet.js';
 
 function collect(v: string, prev: string[] = []): string[] {
@@ -97,7 +97,7 @@ function snapshotOptionsFrom(o: SnapshotFlags): SnapshotOptions {
 function layoutOption(): Option {
   return new Option('--layout <layout>', 'nftables layout: kube-proxy, or fast-load (the same behaviour, loaded many times faster)')
     .choices([...LAYOUTS])
-    .default('kube-proxy');
+    .default(DEFAULT_LAYOUT);
 }
 
 // ---- compile
@@ -106,7 +106,7 @@ export type CompileBackendName = 'nftables' | 'ovs';
 
 export interface CompileFlags extends SnapshotFlags {
   backend: CompileBackendName;
-  format?: 'text' | 'json';
+  format: 'text' | 'json';
   layout: Layout;
   output?: string;
 }
@@ -115,7 +115,7 @@ export function addCompileOptions(cmd: Command): Command {
   return addSnapshotOptions(
     cmd
       .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
-      .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']))
+      .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']).default('text'))
       .addOption(layoutOption())
       .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
   );
@@ -130,11 +130,16 @@ export interface CompileCommandOptions extends SnapshotOptions {
   output?: string;
 }
 
-export function compileCommandOptionsFrom(o: CompileFlags): CompileCommandOptions {
+/**
+ * `formatGiven`: whether --format was on the command line. Its default is shown in --help,
+ * so commander always gives it a value; only a --format the user wrote is refused with
+ * --backend ovs, whose bundle has no text or JSON form.
+ */
+export function compileCommandOptionsFrom(o: CompileFlags, formatGiven: boolean): CompileCommandOptions {
   const snapshot = snapshotOptionsFrom(o);
-  if (o.backend === 'ovs' && o.format !== undefined) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
-  if (o.backend === 'ovs' && o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
-  return { ...snapshot, backend: o.backend, format: o.format ?? 'text', layout: o.layout, output: o.output };
+  if (o.backend === 'ovs' && formatGiven) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
+  if (o.backend === 'ovs' && o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
+  return { ...snapshot, backend: o.backend, format: o.format, layout: o.layout, output: o.output };
 }
 
 // ---- diff
@@ -211,7 +216,7 @@ export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptio
     }
     if (o.live !== undefined) throw new UsageError('--live is the nftables listing; with --backend ovs give --live-flows and --live-groups');
     if (o.twoPhase !== undefined) throw new UsageError('--two-phase does not apply to --backend ovs');
-    if (o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+    if (o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
     if ([o.liveFlows, o.liveGroups, ...files].filter((f) => f === '-').length > 1) {
       throw new UsageError('only one of --live-flows, --live-groups and the snapshot can read standard input');
     }
@@ -253,7 +258,7 @@ export function addTraceOptions(cmd: Command): Command {
       .option('--iif <name>', 'the interface the packet arrives on (default: a Pod interface for Pod sources, else the node network)')
       .option('--from-node', 'trace a packet the node sends itself (output hook) instead of one arriving at it')
       .option('--affinity <endpoint>', 'the client already has session affinity to this endpoint (IP:PORT): an earlier connection reached it')
-      .option('--packets <file>', 'a JSON array of {sourceIP, destIP, destPort, protocol} to trace')
+      .option('--packets <file>', 'a JSON or YAML array of {sourceIP, destIP, destPort, protocol} to trace')
       .addOption(new Option('--backend <backend>', 'which compiled rules to walk').choices(['nftables', 'ovs']).default('nftables'))
       .addOption(layoutOption())
       .option('--json', 'one JSON object per packet, one per line'),
@@ -271,7 +276,7 @@ export interface TraceCommandOptions extends SnapshotOptions {
 
 export function traceOptionsFrom(o: TraceFlags): TraceCommandOptions {
   const snapshot = snapshotOptionsFrom(o);
-  if (o.backend === 'ovs' && o.layout !== 'kube-proxy') throw new UsageError('--layout does not apply to --backend ovs');
+  if (o.backend === 'ovs' && o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
   return { ...snapshot, backend: o.backend, layout: o.layout, packets: packetsFrom(o), json: o.json === true };
 }
 

@@ -38,7 +38,34 @@ function writeData(fd: number, data: OutputData): void {
   });
 }
 
-export function writeAtomically(file: string, data: OutputData): void {
+/**
+ * The error for a file that cannot be written, named as the user gave it after the flag
+ * that named it. A missing folder is said in words: a bare ENOENT reads as if the file
+ * itself were expected to exist.
+ */
+function cannotWrite(flag: string, file: string, e: unknown): UsageError {
+  const code = (e as NodeJS.ErrnoException).code;
+  const dir = path.dirname(file);
+  const why = code === 'ENOENT' && !fs.existsSync(dir) ? `folder ${displayText(dir)} does not exist` : (code ?? String(e));
+  return new UsageError(`${flag} ${displayText(file)}: cannot write: ${why}`);
+}
+
+/**
+ * Fails, as a write there would, when the folder of any output file is missing: a command
+ * that writes several files checks them all before it writes the first, so that a failed
+ * run leaves nothing on standard output and no file half of a set.
+ */
+export function checkOutputFolders(outputs: [flag: string, file: string | undefined][]): void {
+  for (const [flag, file] of outputs) {
+    if (file === undefined || file === '-') continue;
+    const dir = path.dirname(path.resolve(file));
+    if (!fs.existsSync(dir)) throw cannotWrite(flag, file, Object.assign(new Error('missing folder'), { code: 'ENOENT' }));
+  }
+}
+
+/** Writes FILE, the value of `flag` (named in errors), as described at the top of this file. */
+export function writeAtomically(file: string, data: OutputData, flag: string): void {
+  const given = file;
   const t = target(file);
   if (!t.regular) {
     // A device, pipe or socket (-o /dev/stdout) is written to, never replaced by a file.
@@ -51,7 +78,7 @@ export function writeAtomically(file: string, data: OutputData): void {
       }
       return;
     } catch (e) {
-      throw new UsageError(`-o ${displayText(file)}: cannot write: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+      throw cannotWrite(flag, given, e);
     }
   }
   file = t.path;
@@ -69,7 +96,6 @@ export function writeAtomically(file: string, data: OutputData): void {
   } catch (e) {
     if (fd !== undefined) fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException).code ?? String(e);
-    throw new UsageError(`-o ${displayText(file)}: cannot write: ${code}`);
+    throw cannotWrite(flag, given, e);
   }
 }

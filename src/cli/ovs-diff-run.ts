@@ -5,17 +5,14 @@ import * as fs from 'node:fs';
 import { UserInputError } from '../diag/diagnostic.js';
 import { compileOvsDumpForm } from '../backends/ovs/index.js';
 import { failOnWarnings, loadModel } from '../compile.js';
-import { conntrackScript, staleDeletes, type ConntrackSnapshot } from '../diff/conntrack.js';
-import { ovsConntrackLive, OVS_SCRIPT } from '../diff/ovs/conntrack.js';
+import { ovsConntrackScript } from '../conntrack/ovs.js';
 import { diffOvs } from '../diff/ovs/diff.js';
 import { liveBridge } from '../diff/ovs/live-bridge.js';
-import { readFlowDump, readGroupDump, type LiveFlow, type LiveGroup } from '../live/ovs/dump-read.js';
-import type { DumpProgram } from '../ovs/dump-program.js';
+import { readFlowDump, readGroupDump } from '../live/ovs/dump-read.js';
 import { opsText } from '../ovs/ops.js';
 import { emit, EXIT_CHANGES, EXIT_OK, loadInputs, printDiagnostics, stdinText, type ExitCode, type Io } from './io.js';
-import { ovsConntrackSnapshot } from './conntrack-snapshot.js';
 import type { OvsDiffOptions } from './options.js';
-import { writeAtomically } from './output.js';
+import { checkOutputFolders, writeAtomically } from './output.js';
 
 /** A dump file's text, or standard input's for `-`; a file that cannot be read is bad input. */
 function readDump(io: Io, file: string): { text: string; name: string } {
@@ -29,14 +26,9 @@ function readDump(io: Io, file: string): { text: string; name: string } {
   }
 }
 
-/** The --conntrack script: the live dumps against the compiled program, both read as the dumps print them. */
-function conntrackText<Owner>(compiled: DumpProgram<Owner>, flows: LiveFlow[], groups: LiveGroup[], snapshot: ConntrackSnapshot): string {
-  const wanted = ovsConntrackLive(compiled.dumpedFlows(), compiled.dumpedGroups());
-  return conntrackScript(staleDeletes(snapshot, ovsConntrackLive(flows, groups), wanted), OVS_SCRIPT);
-}
-
 /** Runs the ovs diff; the exit code is 0, or 1 with --exit-code when the bundle is not empty. */
 export async function runOvsDiff(io: Io, files: string[], o: OvsDiffOptions): Promise<ExitCode> {
+  checkOutputFolders([['-o', o.output], ['--conntrack', o.conntrack]]);
   const strict = o.strict;
   const model = loadModel(loadInputs(io, files), o.compile, strict);
   const warnings = [...model.warnings];
@@ -52,8 +44,8 @@ export async function runOvsDiff(io: Io, files: string[], o: OvsDiffOptions): Pr
   failOnWarnings(strict, warnings);
   printDiagnostics(io, [...warnings, ...notes]);
   // Computed before anything is written, so that no file is written when it fails.
-  const script = o.conntrack === undefined ? undefined : conntrackText(compiled, flows, groups, ovsConntrackSnapshot(model));
+  const script = o.conntrack === undefined ? undefined : ovsConntrackScript(model, compiled, flows, groups);
   emit(io, o.output, opsText(ops));
-  if (o.conntrack !== undefined && script !== undefined) writeAtomically(o.conntrack, script);
+  if (o.conntrack !== undefined && script !== undefined) writeAtomically(o.conntrack, script, '--conntrack');
   return o.exitCode && ops.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }

@@ -97,3 +97,15 @@ export class InternalError extends Error {
 export function invariant(cond: unknown, message: string): asserts cond {
   if (!cond) throw new InternalError(message);
 }
+
+/**
+ * The default of a switch with a case for each kind of a union (a statement's or an
+ * expression's `t`): `x` is typed never there only while every kind has its case, so a kind
+ * added to the union fails the type check at each such switch. Reached at run time (a value
+ * cast from outside the types), it is a bug, named by the kind.
+ */
+export function assertNever(x: never, what: string): never {
+  const v: unknown = x;
+  const kind = typeof v === 'object' && v !== null && 't' in v ? v.t : v;
+  throw new InternalError(`no case for the ${what} ${JSON.stringify(kind)}`);
+}

@@ -4,7 +4,7 @@
 //   addNewObjects        new chains and sets (and base chains whose hook, type or priority
 //                        changed, which must be deleted and recreated; a changed policy or
 //                        set timeout is set in place)
-//   recreateChangedSets  sets whose type, flags or comment changed: their referring chains
+//   recreateChangedSets  sets whose type, flags or size changed: their referring chains
 //                        are flushed, then the set is deleted and created again
 //   addElements          elements added (a changed value or comment: deleted, then added)
 //   writeRules           rules: new chains filled; a changed chain flushed and refilled, or,
@@ -17,16 +17,17 @@
 //   removeSets           sets no longer wanted, now that no rule refers to them
 //   makeBaseChains       regular chains that must become base chains, after their old
 //                        selves are gone
-//   removeStaleMembers   members of fast-load's table-wide affinity set whose endpoint is
-//                        gone (stale-members.ts), each added and then deleted
+//   removeStaleMembers   members of a set the wanted table manages (fast-load's table-wide
+//                        affinity set) whose endpoint is gone (stale-members.ts), each
+//                        added and then deleted
 // Other members of sets with timeouts (session affinity) are never compared or touched.
 import type { Family } from '../nft/expr.js';
 import { ruleKey, ruleStatements } from '../nft/canonical.js';
-import { contentsView, elementValueKey, readsDynamicMembers, type LiveTableView } from '../live/view.js';
+import { contentsView, elementValueKey, type LiveTableView } from '../live/view.js';
 import type { Chain, Element, NftSet, Rule } from '../nft/objects.js';
 import { keyString, stmtReferences, type TableContents } from '../nft/ruleset.js';
 import { createContents, type Op, type TableRef, type Transaction } from '../nft/transaction.js';
-import { staleMembers, writtenConstants } from './stale-members.js';
+import { staleMembers } from './stale-members.js';
 import { byName, byNameOrder, chainPair, pairChains, pairInMadeOrder, pairSets, policyOf, type ChainPair, type SetPair } from './pair.js';
 
 export interface DiffOptions {
@@ -310,7 +311,7 @@ class TableDiff {
   }
 
   /**
-   * Members of the live table-wide affinity set that belong to no wanted endpoint, last:
+   * Members of a live set the wanted table manages that belong to no wanted chain, last:
    * the chains that wrote them are flushed by now. Each is added before it is deleted, in
    * the same transaction: one that expired since the listing would otherwise fail the
    * delete, and with it the whole transaction (nft 1.0.6 has no `destroy`).
@@ -318,9 +319,10 @@ class TableDiff {
   private removeStaleMembers(): void {
     for (const s of this.sets) {
       if (s.fate !== 'kept' && s.fate !== 'timeout') continue;
+      const managed = s.d!.managed;
       const l = s.l!;
-      if (l.keys.length === 0 || !readsDynamicMembers(l.set)) continue;
-      for (const e of staleMembers(l, writtenConstants(this.desired, s.name))) {
+      if (!managed || l.keys.length === 0) continue;
+      for (const e of staleMembers(l, managed)) {
         this.op(this.elementOp('add', s.d!.set, e));
         this.op(this.elementOp('delete', s.d!.set, e));
       }

@@ -26,7 +26,11 @@ const DYNAMIC_DEFAULT_SIZE = 65535;
 
 /**
  * Set definitions as the listing shows them: without "dynamic" (nft 1.0.6 never lists it),
- * and with the size nft gives a set an `update` writes when it has none of its own.
+ * and with the size nft gives a set an `update` writes when it has none of its own. The
+ * comment is not compared: nft 1.0.6 keeps it when the set is loaded from text and drops
+ * it when loaded from JSON, so the same output would list two ways; and nft cannot change
+ * it but by recreating the set, which costs its referring chains and every element (or an
+ * affinity set's members) for a string that decides nothing.
  */
 function sameDefinition(a: NftSet, b: NftSet): boolean {
   const flags = (s: NftSet) => (s.flags ?? []).filter((f) => f !== 'dynamic').sort();
@@ -34,7 +38,6 @@ function sameDefinition(a: NftSet, b: NftSet): boolean {
   const same = (x: string[], y: string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
   return (
     a.kind === b.kind &&
-    (a.comment ?? null) === (b.comment ?? null) &&
     size(a) === size(b) &&
     same(a.keyType, b.keyType) &&
     same(flags(a), flags(b))

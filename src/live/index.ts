@@ -27,12 +27,15 @@ export interface LiveSource {
   readonly stdin: () => string;
 }
 
-/** The live tables of `filter` (our table name, the families the snapshot compiles to). */
+/**
+ * The live tables of `filter` (our table name, the families the snapshot compiles to, the
+ * managed sets whose members are read: those the compact read was started with).
+ */
 export async function readLiveTables(source: LiveSource, filter: LiveFilter): Promise<LiveTableView[]> {
   const { path, pending } = source;
   const { tableName, families } = filter;
   const stdin = path === '-' ? source.stdin() : '';
-  const read = pending ? await pending.result() : readCompactText(stdin, tableName);
+  const read = pending ? await pending.result() : readCompactText(stdin, tableName, filter.managedSets);
   const relevant = read.problemsIn.some((p) => p === 'any' || families.includes(p));
   if (read.readable && !relevant) return read.tables.filter((t) => families.includes(t.table.family)).map(compactView);
   const name = path === '-' ? '<stdin>' : path;

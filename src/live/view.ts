@@ -38,18 +38,6 @@ export interface LiveTableView {
   readonly sets: LiveSet[];
 }
 
-/**
- * Whether the members of a live set with timeouts are read: only those of a set keyed by
- * an address and two integers (fast-load's table-wide affinity set, docs/fast-load.md),
- * whose integers name the endpoint an element belongs to, so that the diff can remove the
- * elements of endpoints that are gone. Other sets with timeouts (kube-proxy's per-endpoint
- * affinity sets) are dynamic state the diff never reads: their endpoint's set goes with it.
- */
-export function readsDynamicMembers(s: NftSet): boolean {
-  const t = s.keyType;
-  return s.flags?.includes('timeout') === true && t.length === 3 && (t[0] === 'ipv4_addr' || t[0] === 'ipv6_addr') && t[1] === 'integer' && t[2] === 'integer';
-}
-
 /** What an element holds besides its key: its verdict (maps) and its comment. */
 export function elementValueKey(e: Element): string {
   return JSON.stringify([e.value ?? null, e.comment ?? null]);

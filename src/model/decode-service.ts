@@ -17,6 +17,13 @@ const ANY_IP: IPRule = {};
 const NON_SPECIAL: IPRule = { nonSpecial: true };
 
 /**
+ * How to dump the Services, EndpointSlices, Nodes and ServiceCIDRs kproxc compiles from, in
+ * every namespace. One text, so that the warning below, `compile --help` and the README
+ * (which a test holds to it) give the same command.
+ */
+export const DUMP_COMMAND = 'kubectl get services,endpointslices,nodes,servicecidrs -A -o yaml';
+
+/**
  * The API server sets spec.clusterIP on every Service it stores (an address, or None for a
  * headless one), so a Service without one was never applied: a manifest, not a dump. It has
  * no address to program; taking it for headless would drop it without a word, so it is left
@@ -24,7 +31,7 @@ const NON_SPECIAL: IPRule = { nonSpecial: true };
  */
 const NEVER_APPLIED =
   'missing: the API server sets it on every Service (an address, or None for a headless one), so this Service was never applied and is left out; ' +
-  'compile what the cluster holds: kubectl get services,endpointslices,nodes -A -o yaml';
+  `compile what the cluster holds: ${DUMP_COMMAND}`;
 
 /** Why kube-proxy leaves a Service alone (its informers never see it, or it has no virtual IP). */
 export function skipReason(type: string, labels: Record<string, string>, firstIP: string | undefined): string | undefined {

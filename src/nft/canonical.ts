@@ -10,7 +10,8 @@ import { InternalError } from '../diag/diagnostic.js';
 import { addressBits, cidrOf, formatIP, hostCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { Family, Stmt } from './expr.js';
 import { bigToIP, cidrInterval, intervalsText, mergeIntervals, type Interval } from './intervals.js';
-import { stmtJson, type Json } from './json.js';
+import type { Json } from './expr-json.js';
+import { stmtJson } from './json.js';
 import type { Rule } from './objects.js';
 import { readRuleText } from './text-read.js';
 

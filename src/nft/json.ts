@@ -1,74 +1,17 @@
 // libnftables JSON. Rules and elements are written in the canonical form that
 // `nft -j list ruleset` prints (nft 1.0.6, checked against real nft in the system tests),
-// so the same functions serve `--format json` and the comparison inside `diff`.
+// so the same functions serve `--format json` and the comparison inside `diff`. Expressions,
+// values and verdicts are written by expr-json.ts; statements, each by its kind (stmt/).
 //
 // What JSON input cannot carry on nft 1.0.6 (see docs/nft-json.md): table, chain, set and
 // map comments are ignored by the parser, and the set flag "dynamic" is refused, so it is
 // left out; base chain priorities are integers.
-import { addressBits, formatIP } from '../net/ip.js';
-import type { Expr, Family, Stmt, Value, Verdict } from './expr.js';
+import { formatIP } from '../net/ip.js';
+import type { Family, Stmt } from './expr.js';
+import { verdictJson, type Json } from './expr-json.js';
 import { ruleStmts, type Element, type KeyPart, type NftSet } from './objects.js';
 import { formsOf } from './stmt/index.js';
 import type { Op, Transaction } from './transaction.js';
-
-export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-
-export function exprJson(e: Expr): Json {
-  switch (e.t) {
-    case 'payload':
-      return { payload: { protocol: e.proto, field: e.field } };
-    case 'meta':
-      return { meta: { key: e.key } };
-    case 'ct':
-      return { ct: { key: e.key } };
-    case 'fib':
-      return { fib: { result: e.result, flags: [e.flag] } };
-    case 'concat':
-      return { concat: e.parts.map(exprJson) };
-    case 'and':
-      return { '&': [exprJson(e.left), e.mask] };
-    case 'numgen':
-      return { numgen: { mode: 'random', mod: e.mod, offset: e.offset ?? 0 } };
-  }
-}
-
-function sortKey(j: Json): string {
-  return typeof j === 'string' ? j : JSON.stringify(j);
-}
-
-export function valueJson(v: Value): Json {
-  switch (v.t) {
-    case 'ip':
-      return formatIP(v.ip);
-    case 'prefix':
-      // A full-length prefix is a single address, and nft lists it as one.
-      if (v.cidr.prefix === addressBits(v.cidr.addr.family)) return formatIP(v.cidr.addr);
-      return { prefix: { addr: formatIP(v.cidr.addr), len: v.cidr.prefix } };
-    case 'num':
-      return v.n;
-    case 'sym':
-    case 'str':
-      return v.s;
-    case 'setref':
-      return `@${v.name}`;
-    case 'anonset': {
-      // nft collapses a one-element anonymous set into a plain match and sorts the rest.
-      if (v.items.length === 1) return valueJson(v.items[0]);
-      const items = v.items.map(valueJson);
-      return { set: items.sort((a, b) => compareJsonValues(a, b)) };
-    }
-  }
-}
-
-function compareJsonValues(a: Json, b: Json): number {
-  const ka = sortKey(a);
-  const kb = sortKey(b);
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
-}
-
-export function verdictJson(v: Verdict): Json {
-  return 'target' in v ? { [v.kind]: { target: v.target } } : { [v.kind]: null };
-}
 
 /** A statement as libnftables JSON: its kind's JSON form (stmt/<kind>.ts). */
 export function stmtJson(s: Stmt, family: Family): Json {

@@ -24,7 +24,8 @@
 // tests hold it to a reference printer that prints tables with their statements
 // (test/helpers/nested-text.ts).
 import type { Chain, NftSet, Table } from './objects.js';
-import { tableLine, tableWords, writeBaseChainSpec, writeSetSpec, type TextOut } from './text.js';
+import type { TextOut } from './expr-text.js';
+import { tableLine, tableWords, writeBaseChainSpec, writeSetSpec } from './text.js';
 
 /** What begins each rule's line inside its chain's block. */
 export const RULE_INDENT = '\t\t';

@@ -6,7 +6,8 @@
 import { InternalError } from '../diag/diagnostic.js';
 import { formatIP, ipFromBytes, parseIP, type IP } from '../net/ip.js';
 import type { Stmt } from './expr.js';
-import { StringOut, writeRuleBody, type TextOut } from './text.js';
+import { StringOut, type TextOut } from './expr-text.js';
+import { writeRuleBody } from './text.js';
 
 export class AddressPortRule {
   /** make(ip, port): the rule's statements; they may use ip and port only as values. */

@@ -2,7 +2,7 @@
 // goto, @set and vmap names an object of the table, and no key is given two values.
 // Chains stay in the order they were made (the order the output prints them and nft lists
 // them); sets are sorted by name and elements by key.
-import { InternalError } from '../diag/diagnostic.js';
+import { assertNever, InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP, type IP } from '../net/ip.js';
 import type { AddressPortRule } from './rule-template.js';
 import { NameIndex } from './name-index.js';
@@ -25,6 +25,19 @@ import {
 export interface SetContents {
   set: NftSet;
   elements: Element[]; // sorted by key
+  /** Set when the table's own rules write the set's members (see ManagedMembers). */
+  managed?: ManagedMembers;
+}
+
+/**
+ * A set whose members the table's own rules write from the packet path (dynamic state,
+ * never written by the table itself): each member is keyed by a client's address, then by
+ * parts that stand for the chain that writes it. `owners` maps those parts (keyString of
+ * the key after its first part) to that chain, for every such chain of the table; a member
+ * whose parts are not among them was written by a chain that is gone.
+ */
+export interface ManagedMembers {
+  readonly owners: ReadonlyMap<string, string>;
 }
 
 export interface ChainContents {
@@ -123,24 +136,54 @@ export interface ElementConflict {
   rejected: Element;
 }
 
+/** A table once built and checked, for a RuleStore to finish. */
+export interface BuiltTable {
+  table: Table;
+  /** The chains by number: in the order made. */
+  chains: readonly Chain[];
+  sets: SetContents[];
+}
+
 /**
- * The checks and bookkeeping every table needs, whatever it keeps of its rules. Chains are
- * numbered in the order they are made; a rule is kept against its chain's number.
+ * What a TableBuilder keeps of each rule, and what it makes of the table at the end: the
+ * rules' statements (StatementStore: JSON output, tracing), or their printed lines
+ * (text-table.ts: TextStore for printing out, PrintedStore for the diff).
  */
-export abstract class BaseTableBuilder {
+export interface RuleStore<R> {
+  /** Chain number `n` (the last) was made. */
+  chainAdded(c: Chain, n: number): void;
+  /** A checked rule of chain number `chain`. */
+  keepRule(chain: number, r: NewRule): void;
+  /**
+   * A template's rule, from what the store kept of the template's first use; false when
+   * it kept nothing (then the builder adds it as any rule, and calls templateAdded).
+   */
+  templateRule?(chain: number, t: AddressPortRule, ip: IP, port: number): boolean;
+  /** The template's rule for `ip` and `port` was added as any rule. */
+  templateAdded?(t: AddressPortRule, ip: IP, port: number): void;
+  /** The table, every reference checked. */
+  finish(t: BuiltTable): R;
+}
+
+/**
+ * The one table builder: the checks and bookkeeping every table needs, whatever its store
+ * keeps of the rules. Chains are numbered in the order they are made; a rule is kept
+ * against its chain's number.
+ */
+export class TableBuilder<R = unknown> {
   /** Chain name to its number; chainList holds the chains by number. */
   private readonly chainIndex = new NameIndex();
-  protected readonly chainList: Chain[] = [];
-  /** Each set with its elements by elementSortKey. */
-  private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element> }>();
+  private readonly chainList: Chain[] = [];
+  /** Each set with its elements by elementSortKey, and the owners of its members when it is managed. */
+  private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element>; owners?: Map<string, string> }>();
   readonly conflicts: ElementConflict[] = [];
   /** References to objects not made yet, checked at the end: (referrer, where, kind, name) in a row. */
   private readonly pending: string[] = [];
 
-  constructor(readonly table: Table) {}
-
-  /** Keeps a checked rule of chain number `chain`. */
-  protected abstract keepRule(chain: number, r: NewRule): void;
+  constructor(
+    readonly table: Table,
+    private readonly store: RuleStore<R>,
+  ) {}
 
   /** Creates the chain, or returns the one of that name (kube-proxy's ensureChain). */
   chain(c: Chain): void {
@@ -157,11 +200,8 @@ export abstract class BaseTableBuilder {
     // A new chain's rules mostly follow at once: they find its number without a lookup.
     this.lastRuleChain = c.name;
     this.lastRuleChainIndex = number;
-    this.chainAdded(c);
+    this.store.chainAdded(c, number);
   }
-
-  /** Called when a chain was made, its number the last one. */
-  protected chainAdded(_c: Chain): void {}
 
   hasChain(name: string): boolean {
     return this.chainIndex.has(name);
@@ -178,22 +218,51 @@ export abstract class BaseTableBuilder {
     this.sets.set(s.name, { set: makeSet(s), elements: new Map() });
   }
 
+  /**
+   * Records that chain `owner` writes the members of `set` keyed by a client's address and
+   * `parts` (ManagedMembers). Two chains may not write the same parts: they would share
+   * their clients.
+   */
+  manage(set: string, owner: string, parts: KeyPart[]): void {
+    const s = this.sets.get(set);
+    if (!s) throw new InternalError(`members of missing set ${set} managed`);
+    if (parts.length !== s.set.keyType.length - 1) throw new InternalError(`managed members of ${set} have the wrong arity`);
+    const key = keyString(parts);
+    const owners = (s.owners ??= new Map());
+    const known = owners.get(key);
+    if (known === undefined) owners.set(key, owner);
+    else if (known !== owner) throw new InternalError(`members ${key} of ${set} written by ${owner} are those of ${known}`);
+  }
+
   rule(r: NewRule): void {
     const chain = this.ruleChainNumber(r.chain);
     makeRule(r);
     this.referrer = 'rule in';
     this.where = r.chain;
     for (const s of r.stmts) forEachReference(s, this.refChain, this.refSet);
-    this.keepRule(chain, r);
+    this.store.keepRule(chain, r);
   }
 
-  /** The rule of a template for one address and port (rule-template.ts). */
+  /**
+   * The rule of a template for one address and port (rule-template.ts). Its first use is
+   * added as any rule, references and all; the others hold the same statements but for an
+   * address and a port, and a store that kept the first may make them without checks.
+   */
   templateRule(chain: string, t: AddressPortRule, ip: IP, port: number): void {
+    const store = this.store;
+    if (store.templateRule?.(this.ruleChainNumber(chain), t, ip, port)) return;
     this.rule({ chain, stmts: t.make(ip, port) });
+    store.templateAdded?.(t, ip, port);
+  }
+
+  /** The table as the store makes it, after checking every reference. */
+  finish(): R {
+    this.checkReferences();
+    return this.store.finish({ table: this.table, chains: this.chainList, sets: this.sortedSets() });
   }
 
   /** The number of the chain a rule is added to, which must exist. */
-  protected ruleChainNumber(name: string): number {
+  private ruleChainNumber(name: string): number {
     // A chain's rules mostly come one after another: its number is looked up once for them.
     const chain = name === this.lastRuleChain ? this.lastRuleChainIndex : this.chainIndex.get(name);
     if (chain < 0) throw new InternalError(`rule added to missing chain ${name}`);
@@ -245,18 +314,12 @@ export abstract class BaseTableBuilder {
     return true;
   }
 
-  /** The chain numbers in the order the chains were made, after checking every reference. */
-  protected madeOrder(): Int32Array {
-    this.checkReferences();
-    const order = new Int32Array(this.chainList.length);
-    for (let i = 0; i < order.length; i++) order[i] = i;
-    return order;
-  }
-
-  protected sortedSets(): SetContents[] {
-    return inNameOrder([...this.sets.values()], (s) => s.set.name).map(({ set, elements }) => {
+  private sortedSets(): SetContents[] {
+    return inNameOrder([...this.sets.values()], (s) => s.set.name).map(({ set, elements, owners }) => {
       const keys = [...elements.keys()].sort();
-      return { set, elements: keys.map((k) => elements.get(k)!) };
+      const contents: SetContents = { set, elements: keys.map((k) => elements.get(k)!) };
+      if (owners) contents.managed = { owners };
+      return contents;
     });
   }
 
@@ -269,30 +332,34 @@ export abstract class BaseTableBuilder {
   }
 }
 
-/** A table with every rule's statements: JSON output and tracing. */
-export class TableBuilder extends BaseTableBuilder {
+/** Every rule's statements (JSON output and tracing): the table, its chains in the order made. */
+export class StatementStore implements RuleStore<TableContents> {
   private readonly chainRules: Rule[][] = [];
 
-  protected override chainAdded(): void {
+  chainAdded(): void {
     this.chainRules.push([]);
   }
 
-  protected keepRule(chain: number, r: NewRule): void {
+  keepRule(chain: number, r: NewRule): void {
     const rule: Rule = { chain: r.chain, body: { stmts: r.stmts } };
     if (r.comment !== undefined) rule.comment = r.comment;
     this.chainRules[chain].push(rule);
   }
 
-  /** The table, its chains in the order they were made. */
-  finish(): TableContents {
-    const order = this.madeOrder();
-    const chains: ChainContents[] = new Array(order.length);
-    for (let i = 0; i < order.length; i++) chains[i] = { chain: this.chainList[order[i]], rules: this.chainRules[order[i]] };
-    return { table: this.table, chains, sets: this.sortedSets() };
+  finish(t: BuiltTable): TableContents {
+    const chains: ChainContents[] = t.chains.map((chain, i) => ({ chain, rules: this.chainRules[i] }));
+    return { table: t.table, chains, sets: t.sets };
   }
 }
 
-/** Calls back with every chain and set a statement refers to; allocates nothing. */
+/** A builder of a table with every rule's statements. */
+export const statementsBuilder = (table: Table): TableBuilder<TableContents> => new TableBuilder(table, new StatementStore());
+
+/**
+ * Calls back with every chain and set a statement refers to; allocates nothing. Every kind
+ * has its case, even one that names nothing: a kind added to Stmt must say what it names,
+ * or the builder would let a rule name a chain or set the table lacks.
+ */
 export function forEachReference(s: Stmt, chain: (name: string) => void, set: (name: string) => void): void {
   switch (s.t) {
     case 'match':
@@ -300,6 +367,7 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
       valueSetRefs(s.right, set);
       return;
     case 'vmap':
+      exprSetRefs(s.key, set);
       set(s.map);
       return;
     case 'numgen-vmap':
@@ -309,19 +377,59 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
       if ('target' in s.v) chain(s.v.target);
       return;
     case 'update':
+      exprSetRefs(s.key, set);
       set(s.set);
       return;
+    case 'mark-set':
+    case 'masquerade':
+    case 'dnat':
+    case 'reject':
+      return;
+    default:
+      assertNever(s, 'statement kind');
   }
 }
 
+/**
+ * The sets an expression names. No kind names one today; the cases make a kind added to
+ * Expr say whether it does. Walked for every expression a statement holds, for the same reason.
+ */
 function exprSetRefs(e: Expr, set: (name: string) => void): void {
-  if (e.t === 'concat') for (const p of e.parts) exprSetRefs(p, set);
-  else if (e.t === 'and') exprSetRefs(e.left, set);
+  switch (e.t) {
+    case 'concat':
+      for (const p of e.parts) exprSetRefs(p, set);
+      return;
+    case 'and':
+      exprSetRefs(e.left, set);
+      return;
+    case 'payload':
+    case 'meta':
+    case 'ct':
+    case 'fib':
+    case 'numgen':
+      return;
+    default:
+      assertNever(e, 'expression kind');
+  }
 }
 
 function valueSetRefs(v: Value, set: (name: string) => void): void {
-  if (v.t === 'setref') set(v.name);
-  else if (v.t === 'anonset') for (const i of v.items) valueSetRefs(i, set);
+  switch (v.t) {
+    case 'setref':
+      set(v.name);
+      return;
+    case 'anonset':
+      for (const i of v.items) valueSetRefs(i, set);
+      return;
+    case 'ip':
+    case 'prefix':
+    case 'num':
+    case 'sym':
+    case 'str':
+      return;
+    default:
+      assertNever(v, 'value kind');
+  }
 }
 
 /** Chains and sets a statement refers to. */

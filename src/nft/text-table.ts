@@ -1,14 +1,14 @@
-// A table kept as printed text: compile's text output, and the diff's wanted tables (read
-// back by printed-chains.ts). Each rule is checked as in any table, then printed as its
+// The stores of a table kept as printed text (TableBuilder's RuleStore): TextStore for
+// compile's text output, PrintedStore for the diff's wanted tables (read back by
+// printed-chains.ts). Each rule is checked as in any table, then printed as its
 // line in its chain's block (nested-text.ts), from its statements straight into a shared
 // buffer as UTF-8, instead of being kept as a Rule object and a string: at 10,000
 // Services there are 250,000 rules, and objects that live to the end are copied by every
 // young-generation collection. Printing as bytes makes no strings on the way either, and
 // a chain's opening lines and the rules added right after them are printed out as one
 // piece.
-import { InternalError } from '../diag/diagnostic.js';
-import type { Chain, NewRule, Rule, Table } from './objects.js';
-import { BaseTableBuilder, type SetContents, type TableContents } from './ruleset.js';
+import type { Chain, NewRule, Table } from './objects.js';
+import type { BuiltTable, RuleStore, SetContents, TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
 import { tableWords, writeComment, writeElementLine, writeRuleBody } from './text.js';
 import { CHAIN_BLOCK_CLOSE, RULE_INDENT, writeChainBlockOpen, writeSetInBlock } from './nested-text.js';
@@ -65,44 +65,22 @@ function encodedPieces(pieces: RulePieces): EncodedPieces {
   return { pieces: encoded, ascii };
 }
 
-export class TextTableBuilder extends BaseTableBuilder {
-  /**
-   * `purpose` says what the table is for: printed out (finish), or read back by the diff
-   * (contents), which wants only the rules and prints no chain's opening lines.
-   */
-  constructor(
-    table: Table,
-    private readonly purpose: 'output' | 'diff' = 'output',
-  ) {
-    super(table);
-  }
-
-  // The chains' opening lines and their rules' lines, in the order printed.
-  private readonly rules = new PieceStore();
+/**
+ * Rules kept as their printed lines (a RuleStore): each checked rule printed into a shared
+ * store of UTF-8 bytes, and a template's rules made from its first use's pieces. TextStore
+ * prints the table out; PrintedStore keeps it for the diff to read back.
+ */
+abstract class LineStore {
+  // The chains' opening lines (TextStore) and their rules' lines, in the order printed.
+  protected readonly lines = new PieceStore();
   // Per item of the store, in the order added: its chain's number.
-  private readonly ruleChain: number[] = [];
-
+  protected readonly ruleChain: number[] = [];
   // Item number to where its comment starts in its line (few rules have one).
-  private readonly commentAt = new Map<number, number>();
+  protected readonly commentAt = new Map<number, number>();
+  // Each template's rule in pieces, by address family, once it has been used.
+  private readonly templates = new Map<AddressPortRule, EncodedPieces[]>();
 
-  /**
-   * A chain's opening lines, printed as it is made: the first item of its chain, so that
-   * the rules a chain gets at once follow it in the store and the blocks of chains printed
-   * in the order made are copied out in long runs. Each opening but the first closes the
-   * block of the chain made before, which in that order is the one before it.
-   */
-  protected override chainAdded(c: Chain): void {
-    if (this.purpose === 'diff') return;
-    const number = this.chainList.length - 1;
-    const store = this.rules;
-    store.begin();
-    if (number > 0) store.str(CHAIN_BLOCK_CLOSE);
-    writeChainBlockOpen(store, c);
-    store.end();
-    this.ruleChain.push(number);
-  }
-
-  protected keepRule(chain: number, r: NewRule): void {
+  keepRule(chain: number, r: NewRule): void {
     const store = this.beginLine();
     writeRuleBody(store, r.stmts);
     if (r.comment !== undefined) {
@@ -114,40 +92,21 @@ export class TextTableBuilder extends BaseTableBuilder {
 
   /** Begins a rule's line in its chain's block: its indent. */
   private beginLine(): PieceStore {
-    this.rules.begin();
-    this.rules.str(RULE_INDENT);
-    return this.rules;
+    this.lines.begin();
+    this.lines.str(RULE_INDENT);
+    return this.lines;
   }
 
   /** Ends a rule's line, a rule of chain number `chain`. */
   private endLine(chain: number): void {
-    this.rules.byte(0x0a);
-    this.rules.end();
+    this.lines.byte(0x0a);
+    this.lines.end();
     this.ruleChain.push(chain);
   }
 
-  // Each template's rule in pieces, by address family, once it has been used.
-  private readonly templates = new Map<AddressPortRule, EncodedPieces[]>();
-
-  /**
-   * The template's rule in pieces, to fill in; null for its first use, which is added as
-   * any rule is, references and all. The others hold the same statements but for an
-   * address and a port, so they need no checks of their own.
-   */
-  private templatePieces(chain: string, t: AddressPortRule, ip: IP, port: number): EncodedPieces | null {
-    const pieces = this.templates.get(t)?.[ip.family];
-    if (pieces) return pieces;
-    this.rule({ chain, stmts: t.make(ip, port) });
-    const known = this.templates.get(t) ?? [];
-    known[ip.family] = encodedPieces(rulePieces(t, ip, port));
-    this.templates.set(t, known);
-    return null;
-  }
-
-  override templateRule(chain: string, t: AddressPortRule, ip: IP, port: number): void {
-    const template = this.templatePieces(chain, t, ip, port);
-    if (!template) return;
-    const number = this.ruleChainNumber(chain);
+  templateRule(chain: number, t: AddressPortRule, ip: IP, port: number): boolean {
+    const template = this.templates.get(t)?.[ip.family];
+    if (!template) return false;
     const store = this.beginLine();
     const { pieces } = template;
     for (let i = 0; i < pieces.length; i++) {
@@ -156,29 +115,56 @@ export class TextTableBuilder extends BaseTableBuilder {
       else if (p === PORT) store.num(port);
       else store.utf8(p, template.ascii);
     }
-    this.endLine(number);
+    this.endLine(chain);
+    return true;
   }
 
-  finish(): TableText {
-    if (this.purpose !== 'output') throw new InternalError('a table built for the diff is not printed out');
-    const { ruleOrder } = groupByChain(this.madeOrder(), this.ruleChain);
-    const { sets, elements } = printSets(this.sortedSets(), tableWords(this.table));
-    return { table: this.table, sets, chains: this.rules.items(ruleOrder), chainCount: this.chainList.length, elements };
+  /** The template's first use, added as any rule: its pieces, for the others (checked to print their values as values). */
+  templateAdded(t: AddressPortRule, ip: IP, port: number): void {
+    const known = this.templates.get(t) ?? [];
+    known[ip.family] = encodedPieces(rulePieces(t, ip, port));
+    this.templates.set(t, known);
   }
+}
 
+/** The table only to be printed out: each chain's opening lines printed as it is made, then its rules. */
+export class TextStore extends LineStore implements RuleStore<TableText> {
   /**
-   * The table as the diff reads it: its chains in the order made, each with its rules'
-   * text and comment read back from the printed lines when asked for (strings that die young, where a Rule and a string per
-   * rule would be copied by every collection until the end).
+   * A chain's opening lines, printed as it is made: the first item of its chain, so that
+   * the rules a chain gets at once follow it in the store and the blocks of chains printed
+   * in the order made are copied out in long runs. Each opening but the first closes the
+   * block of the chain made before, which in that order is the one before it.
    */
-  contents(): TableContents {
-    const order = this.madeOrder();
-    const { ruleOrder, first } = groupByChain(order, this.ruleChain);
-    const lines = new PrintedLines(this.rules.items(ruleOrder), ruleOrder, this.commentAt);
-    // Past each chain's opening lines, its first item, when they are printed.
-    const past = this.purpose === 'output' ? 1 : 0;
-    const chains = Array.from(order, (c, i) => printedChain(this.chainList[c], lines, first[i] + past, first[i + 1], RULE_INDENT.length));
-    return { table: this.table, chains, sets: this.sortedSets() };
+  chainAdded(c: Chain, n: number): void {
+    const store = this.lines;
+    store.begin();
+    if (n > 0) store.str(CHAIN_BLOCK_CLOSE);
+    writeChainBlockOpen(store, c);
+    store.end();
+    this.ruleChain.push(n);
+  }
+
+  finish(t: BuiltTable): TableText {
+    const { ruleOrder } = groupByChain(t.chains.length, this.ruleChain);
+    const { sets, elements } = printSets(t.sets, tableWords(t.table));
+    return { table: t.table, sets, chains: this.lines.items(ruleOrder), chainCount: t.chains.length, elements };
+  }
+}
+
+/**
+ * The table as the diff reads it: its chains in the order made, each with its rules' text
+ * and comment read back from the printed lines when asked for (strings that die young,
+ * where a Rule and a string per rule would be copied by every collection until the end).
+ * No chain's opening lines are printed.
+ */
+export class PrintedStore extends LineStore implements RuleStore<TableContents> {
+  chainAdded(): void {}
+
+  finish(t: BuiltTable): TableContents {
+    const { ruleOrder, first } = groupByChain(t.chains.length, this.ruleChain);
+    const lines = new PrintedLines(this.lines.items(ruleOrder), ruleOrder, this.commentAt);
+    const chains = t.chains.map((c, i) => printedChain(c, lines, first[i], first[i + 1], RULE_INDENT.length));
+    return { table: t.table, chains, sets: t.sets };
   }
 }
 
@@ -211,26 +197,19 @@ function printSets(sets: SetContents[], words: string): { sets: PrintedItems; el
 // each loop is a function of its own, which returns as the loop ends.
 
 /**
- * Rule numbers grouped by chain, chains in the given order (chain numbers), each chain's
- * rules in the order added: the i-th chain's are ruleOrder[first[i]..first[i + 1]).
+ * Item numbers grouped by chain, chains in the order made, each chain's items in the order
+ * added: the i-th chain's are ruleOrder[first[i]..first[i + 1]).
  */
-function groupByChain(order: ArrayLike<number>, ruleChain: number[]): { ruleOrder: number[]; first: number[] } {
-  const rank = ranks(order);
-  const first = ruleCounts(rank, ruleChain);
+function groupByChain(chainCount: number, ruleChain: number[]): { ruleOrder: number[]; first: number[] } {
+  const first = ruleCounts(chainCount, ruleChain);
   runningTotal(first);
-  return { ruleOrder: placed(rank, ruleChain, first), first };
+  return { ruleOrder: placed(chainCount, ruleChain, first), first };
 }
 
-function ranks(order: ArrayLike<number>): number[] {
-  const rank: number[] = new Array(order.length);
-  for (let i = 0; i < order.length; i++) rank[order[i]] = i;
-  return rank;
-}
-
-/** first[i + 1]: how many rules the chain of rank i has. */
-function ruleCounts(rank: number[], ruleChain: number[]): number[] {
-  const first: number[] = new Array(rank.length + 1).fill(0);
-  for (let k = 0; k < ruleChain.length; k++) first[rank[ruleChain[k]] + 1]++;
+/** first[i + 1]: how many items chain i has. */
+function ruleCounts(chainCount: number, ruleChain: number[]): number[] {
+  const first: number[] = new Array(chainCount + 1).fill(0);
+  for (let k = 0; k < ruleChain.length; k++) first[ruleChain[k] + 1]++;
   return first;
 }
 
@@ -238,10 +217,10 @@ function runningTotal(a: number[]): void {
   for (let i = 1; i < a.length; i++) a[i] += a[i - 1];
 }
 
-function placed(rank: number[], ruleChain: number[], first: number[]): number[] {
-  const next = first.slice(0, rank.length);
+function placed(chainCount: number, ruleChain: number[], first: number[]): number[] {
+  const next = first.slice(0, chainCount);
   const ruleOrder: number[] = new Array(ruleChain.length);
-  for (let k = 0; k < ruleChain.length; k++) ruleOrder[next[rank[ruleChain[k]]]++] = k;
+  for (let k = 0; k < ruleChain.length; k++) ruleOrder[next[ruleChain[k]]++] = k;
   return ruleOrder;
 }
 

@@ -4,7 +4,7 @@
 import { writeDecimal, writeIPv4 } from '../io/digits.js';
 import type { IP } from '../net/ip.js';
 import { formatIP } from '../net/ip.js';
-import type { TextOut } from './text.js';
+import type { TextOut } from './expr-text.js';
 
 export abstract class Utf8Out implements TextOut {
   protected buf: Buffer = Buffer.alloc(0);

@@ -1,9 +1,10 @@
 // Golden cases: fixtures/<case>.yaml with optional `# kproxc-args: ...` header lines,
-// compiled and compared with golden/<case>.<ext>. UPDATE_GOLDEN=1 rewrites; a normal run
-// never writes.
+// compiled and compared with golden/<case>.<ext> (each nftables layout but the default in
+// a folder of its own, GOLDEN_DIRS). UPDATE_GOLDEN=1 rewrites; a normal run never writes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
+import type { Layout } from '../../src/backends/nftables/layout.js';
 import { decodeText } from '../../src/input/encoding.js';
 import { parseFiles } from '../../src/input/source.js';
 import { ROOT } from './kproxc.js';
@@ -11,6 +12,30 @@ import { ROOT } from './kproxc.js';
 export const FIXTURES = path.join(ROOT, 'fixtures');
 export const GOLDEN = path.join(ROOT, 'golden');
 export const UPDATE = process.env.UPDATE_GOLDEN === '1';
+
+/** Where each layout's golden files are, under GOLDEN: kube-proxy's (the default) at the top. */
+export const GOLDEN_DIRS: Record<Layout, string> = { 'kube-proxy': '', 'fast-load': 'fast-load' };
+
+/** A golden file of a layout, relative to GOLDEN: `<dir>/<case>.<ext>`. */
+export function layoutGolden(layout: Layout, name: string, ext: 'nft' | 'json'): string {
+  return path.join(GOLDEN_DIRS[layout], `${name}.${ext}`);
+}
+
+/**
+ * `compile --format json`'s output as its golden file holds it: the same JSON with each
+ * command on a line of its own, so that a change shows as the commands it changes. The
+ * output is the compact form of it (jsonFromGolden), byte for byte, and nft loads either.
+ */
+export function jsonGoldenForm(output: string): string {
+  const doc = JSON.parse(output) as { nftables: unknown[] };
+  if (Object.keys(doc).join() !== 'nftables') throw new Error('not an nftables JSON document');
+  return `{"nftables": [\n${doc.nftables.map((c) => JSON.stringify(c)).join(',\n')}\n]}\n`;
+}
+
+/** The output a JSON golden file stands for: its compact form, as kproxc prints it. */
+export function jsonFromGolden(golden: string): string {
+  return `${JSON.stringify(JSON.parse(golden))}\n`;
+}
 
 export interface Fixture {
   name: string;

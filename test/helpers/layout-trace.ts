@@ -12,7 +12,7 @@ import { servicePortKey, type FamilyModel } from '../../src/model/types.js';
 import { addressBits, cidrContains, formatIP, ipFromBytes, parseIP, type CIDR, type IP } from '../../src/net/ip.js';
 import type { Expr } from '../../src/nft/expr.js';
 import { ruleStmts } from '../../src/nft/objects.js';
-import type { TableContents } from '../../src/nft/ruleset.js';
+import { StatementStore, type TableContents } from '../../src/nft/ruleset.js';
 import { tableTracer } from '../../src/trace/nft/index.js';
 import type { PacketState } from '../../src/trace/nft/state.js';
 import { compileExpr, datumText, type ExprFn } from '../../src/trace/nft/values.js';
@@ -60,7 +60,7 @@ export function layoutPair(name: string, text: string, opts: CompileOptions): La
   const model = loadModel([{ name, text }], opts);
   const tracers = {} as Record<Layout, LayoutTracer>;
   for (const layout of LAYOUTS) {
-    const tables = compileTables(model, 'kube-proxy', [], layout);
+    const tables = compileTables(model, { tableName: 'kube-proxy', layout }, [], StatementStore);
     const readers = new Map(model.families.map((m, i) => [m.family as number, affinityReaders(tables[i])]));
     tracers[layout] = { trace: tableTracer(model, tables), readers };
   }
@@ -89,9 +89,11 @@ export function outcomes(t: LayoutTracer, r: TraceResult): string[] {
     .sort();
 }
 
-/** Traces a packet in both layouts; the outcomes of each, and whether they are equal. */
-export function compareLayouts(pair: LayoutPair, p: TracePacket): { kubeProxy: string[]; fastLoad: string[] } {
-  return { kubeProxy: outcomes(pair.tracers['kube-proxy'], pair.tracers['kube-proxy'].trace(p)), fastLoad: outcomes(pair.tracers['fast-load'], pair.tracers['fast-load'].trace(p)) };
+/** Traces a packet in every layout: the outcomes of each, to compare with the default layout's. */
+export function compareLayouts(pair: LayoutPair, p: TracePacket): Record<Layout, string[]> {
+  const out = {} as Record<Layout, string[]>;
+  for (const layout of LAYOUTS) out[layout] = outcomes(pair.tracers[layout], pair.tracers[layout].trace(p));
+  return out;
 }
 
 // ---- packets worth sending at a snapshot, derived from its model

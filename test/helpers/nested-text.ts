@@ -3,7 +3,8 @@
 // bytes from tables kept as text (src/nft/text-table.ts, text-writer.ts); the tests hold
 // the two equal.
 import type { TableContents } from '../../src/nft/ruleset.js';
-import { StringOut, tableWords, writeElementLine, writeRule } from '../../src/nft/text.js';
+import { StringOut } from '../../src/nft/expr-text.js';
+import { tableWords, writeElementLine, writeRule } from '../../src/nft/text.js';
 import {
   CHAIN_BLOCK_CLOSE,
   RULE_INDENT,

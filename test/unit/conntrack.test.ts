@@ -5,11 +5,13 @@
 // and Service ports without serving endpoints alone. The live table is the one compiled
 // from the snapshot before the change, as a node that loaded it lists it.
 import { describe, expect, it } from 'vitest';
-import { compileFamilyTable } from '../../src/backends/nftables/index.js';
-import { conntrackSnapshot, ovsConntrackSnapshot } from '../../src/cli/conntrack-snapshot.js';
-import { compileOvsProgram } from '../../src/backends/ovs/index.js';
-import { conntrackDeletes, conntrackScript, commandText, staleDeletes, type ConntrackDelete } from '../../src/diff/conntrack.js';
-import { compiledTexts, ovsCommandText, OVS_SCRIPT } from '../../src/diff/ovs/conntrack.js';
+import { compileFamily } from '../../src/backends/nftables/index.js';
+import { StatementStore } from '../../src/nft/ruleset.js';
+import { compileOvsDumpForm } from '../../src/backends/ovs/index.js';
+import { commandText, conntrackDeletes, NFT_SCRIPT } from '../../src/conntrack/nft.js';
+import { compiledLive, ovsCommandText, ovsConntrackLive, ovsConntrackSnapshot, OVS_SCRIPT } from '../../src/conntrack/ovs.js';
+import { conntrackSnapshot } from '../../src/conntrack/snapshot.js';
+import { conntrackScript, staleDeletes, type ConntrackDelete } from '../../src/conntrack/stale.js';
 import { contentsView } from '../../src/live/view.js';
 import type { Endpoint, FamilyModel, ServicePort } from '../../src/model/types.js';
 import { parseCIDR, parseIP } from '../../src/net/ip.js';
@@ -36,9 +38,9 @@ function v6(sp: ServicePort, e: Endpoint[]): FamilyModel {
 
 /** The commands that moving a node from `before` (null: no table loaded) to `after` asks for. */
 function commands(before: FamilyModel | null, after: FamilyModel): string[] {
-  const live = before ? [contentsView(compileFamilyTable(before, { tableName: 'kube-proxy' }, []))] : [];
-  const snapshot = conntrackSnapshot({ families: [after], nodeName: 'test-node', warnings: [] });
-  const wanted = [contentsView(compileFamilyTable(after, { tableName: 'kube-proxy' }, []))];
+  const live = before ? [contentsView(compileFamily(before, { tableName: 'kube-proxy' }, [], new StatementStore()))] : [];
+  const snapshot = conntrackSnapshot({ families: [after] });
+  const wanted = [contentsView(compileFamily(after, { tableName: 'kube-proxy' }, [], new StatementStore()))];
   return conntrackDeletes(snapshot, live, wanted).map(commandText);
 }
 
@@ -48,11 +50,8 @@ function commands(before: FamilyModel | null, after: FamilyModel): string[] {
  * NodePort addresses), to compare the two backends' reading of the live rules alone.
  */
 function ovsDeletes(before: FamilyModel | null, after: FamilyModel, sameSnapshot = false): ConntrackDelete[] {
-  const read = (m: FamilyModel | null) => {
-    const p = m ? compileOvsProgram([m], []) : { flows: [], groups: [] };
-    return compiledTexts(p.flows.map((f) => f.flow), p.groups);
-  };
-  const model = { families: [after], nodeName: 'test-node', warnings: [] };
+  const read = (m: FamilyModel | null) => (m ? compiledLive(compileOvsDumpForm([m], [])) : ovsConntrackLive([], []));
+  const model = { families: [after] };
   return staleDeletes(sameSnapshot ? conntrackSnapshot(model) : ovsConntrackSnapshot(model), read(before), read(after));
 }
 
@@ -160,7 +159,7 @@ describe("kube-proxy's rule, case by case", () => {
   it('unchanged: nothing, and the script is empty', () => {
     const np = dns({ nodePort: 30053, externalIPs: [ip('192.168.99.22')] });
     expect(commands(familyModel(np, eps(A, B)), familyModel(np, eps(A, B)))).toEqual([]);
-    expect(conntrackScript([])).toBe('');
+    expect(conntrackScript([], NFT_SCRIPT)).toBe('');
   });
 
   it('external IP of a Local-policy Service without local endpoints: dropped before and after, so nothing untranslated to clear', () => {
@@ -182,10 +181,10 @@ describe("kube-proxy's rule, case by case", () => {
 
 describe('the script', () => {
   it('names each Service port, and goes on past a command that matched nothing', () => {
-    const snapshot = conntrackSnapshot({ families: [familyModel(dns(), eps(A))], nodeName: 'test-node', warnings: [] });
-    const live = [contentsView(compileFamilyTable(familyModel(dns(), eps(A, B)), { tableName: 'kube-proxy' }, []))];
-    const wanted = [contentsView(compileFamilyTable(familyModel(dns(), eps(A)), { tableName: 'kube-proxy' }, []))];
-    expect(conntrackScript(conntrackDeletes(snapshot, live, wanted))).toBe(
+    const snapshot = conntrackSnapshot({ families: [familyModel(dns(), eps(A))] });
+    const live = [contentsView(compileFamily(familyModel(dns(), eps(A, B)), { tableName: 'kube-proxy' }, [], new StatementStore()))];
+    const wanted = [contentsView(compileFamily(familyModel(dns(), eps(A)), { tableName: 'kube-proxy' }, [], new StatementStore()))];
+    expect(conntrackScript(conntrackDeletes(snapshot, live, wanted), NFT_SCRIPT)).toBe(
       [
         '# Run after the nft transaction is applied (sh FILE): clears UDP entries the new rules would not make.',
         '# kube-system/dns:dns (UDP, IPv4)',

@@ -1,15 +1,20 @@
-// fast-load's table-wide affinity set: the diff removes the members of endpoints that are
-// gone (each added, then deleted), and nothing else, read by either live reader.
+// fast-load's table-wide affinity set: the compile records which chain writes which
+// members, and the diff removes the members of endpoints that are gone (each added, then
+// deleted), and nothing else, read by either live reader.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
+import { compileFamily } from '../../src/backends/nftables/index.js';
+import { LAYOUT_SPECS, LAYOUTS } from '../../src/backends/nftables/layout.js';
+import { compileTables, loadModel } from '../../src/compile.js';
+import { InternalError } from '../../src/diag/diagnostic.js';
 import { diffLive, diffTables } from '../../src/diff/diff.js';
 import { readLive } from '../../src/live/checked/reader.js';
 import { readCompactText } from '../../src/live/compact/start.js';
 import { compactView } from '../../src/live/compact/table.js';
 import type { Family } from '../../src/nft/expr.js';
-import type { TableContents } from '../../src/nft/ruleset.js';
+import { StatementStore, statementsBuilder, type TableContents } from '../../src/nft/ruleset.js';
+import { PrintedStore } from '../../src/nft/text-table.js';
 import { transactionText } from '../../src/nft/text.js';
 import { ruleText } from '../../src/live/view.js';
 import { ROOT } from '../helpers/kproxc.js';
@@ -23,10 +28,12 @@ const gone = { ip: '10.244.2.30', ip6: 'fd00.10.244.2..30' };
 const reduced = full.replace('- {addresses: [10.244.2.30], nodeName: node-b}\n', '').replace("- {addresses: ['fd00:10:244:2::30'], nodeName: node-b}\n", '');
 const client = { ip: '203.0.113.7', ip6: '2001:db8:c::7' };
 const FAMILIES: Family[] = ['ip', 'ip6'];
+// The sets whose members the readers read, as `diff --layout fast-load` names them.
+const MANAGED = LAYOUT_SPECS['fast-load'].managedSets;
 
 function compiled(text: string, form: 'printed' | 'statements'): TableContents[] {
   const model = loadModel([{ name: file, text }], parseArgsToOptions([]));
-  return (form === 'printed' ? compilePrintedTables : compileTables)(model, 'kube-proxy', [], 'fast-load');
+  return compileTables(model, { tableName: 'kube-proxy', layout: 'fast-load' }, [], form === 'printed' ? PrintedStore : StatementStore);
 }
 
 /** The constants each endpoint chain's `update @affinity` writes, by the chain's endpoint address (an IPv6 one with dots for colons, as in chain names). */
@@ -66,12 +73,12 @@ function listing(members: Record<Family, [string, number, number][]>): string {
 
 /** The transaction from `listing` to the wanted tables, by each reader and each form of the wanted tables; all must agree. */
 function diffBoth(text: string, desiredText: string): string {
-  const read = readCompactText(text, 'kube-proxy');
+  const read = readCompactText(text, 'kube-proxy', MANAGED);
   expect(read).toMatchObject({ readable: true, problemsIn: [] });
   const results = new Set<string>();
   for (const form of ['printed', 'statements'] as const) {
     const desired = compiled(desiredText, form);
-    results.add(transactionText(diffTables(desired, readLive([text], 'live.json', { tableName: 'kube-proxy', families: FAMILIES })).now));
+    results.add(transactionText(diffTables(desired, readLive([text], 'live.json', { tableName: 'kube-proxy', families: FAMILIES, managedSets: MANAGED })).now));
     results.add(transactionText(diffLive(desired, read.tables.map(compactView)).now));
   }
   expect(results.size).toBe(1);
@@ -80,8 +87,47 @@ function diffBoth(text: string, desiredText: string): string {
 
 const elementLines = (tx: string) => tx.split('\n').filter((l) => / element ip6? kube-proxy affinity /.test(l));
 
+const byFamily = Object.fromEntries(compiled(full, 'statements').map((t) => [t.table.family, constantsByEndpoint(t)])) as Record<Family, Map<string, [number, number]>>;
+
+describe('the compile records the members its rules write', () => {
+  it('the compile records each endpoint chain as the owner of the constants its update writes', () => {
+    for (const form of ['printed', 'statements'] as const) {
+      for (const t of compiled(full, form)) {
+        const managed = t.sets.filter((s) => s.managed);
+        expect(managed.map((s) => s.set.name)).toEqual([...MANAGED]);
+        const owners = [...managed[0].managed!.owners].map(([parts, chain]) => `${/__([0-9a-f.]+)\/\d+$/.exec(chain)![1]}: ${parts}`);
+        const written = [...byFamily[t.table.family]].map(([ep, [a, b]]) => `${ep}: ${a} . ${b}`);
+        expect(owners.sort(), `${t.table.family} ${form}`).toEqual(written.sort());
+      }
+    }
+  });
+
+  it('no other table manages a set: kube-proxy\'s, and fast-load\'s JSON (kube-proxy\'s affinity sets)', () => {
+    const model = loadModel([{ name: file, text: full }], parseArgsToOptions([]));
+    for (const layout of LAYOUTS) {
+      for (const format of ['text', 'json'] as const) {
+        const tables = model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy', layout, format }, [], new StatementStore()));
+        const managed = tables.flatMap((t) => t.sets.filter((s) => s.managed).map((s) => s.set.name));
+        // What the layout names is what its tables manage (diff reads the members of those).
+        for (const name of managed) expect(LAYOUT_SPECS[layout].managedSets).toContain(name);
+        if (layout !== 'fast-load' || format === 'json') expect(managed, `${layout} ${format}`).toEqual([]);
+      }
+    }
+  });
+
+  it('the builder refuses two chains that would write the same members', () => {
+    const b = statementsBuilder({ family: 'ip', name: 't' });
+    b.set({ name: 's', kind: 'set', keyType: ['ipv4_addr', 'integer', 'integer'], flags: ['dynamic', 'timeout'] });
+    b.manage('s', 'a', [{ t: 'int', n: 1 }, { t: 'int', n: 2 }]);
+    b.manage('s', 'a', [{ t: 'int', n: 1 }, { t: 'int', n: 2 }]);
+    expect(() => b.manage('s', 'b', [{ t: 'int', n: 1 }, { t: 'int', n: 2 }])).toThrow(InternalError);
+    expect(() => b.manage('s', 'b', [{ t: 'int', n: 1 }])).toThrow(InternalError);
+    expect(() => b.manage('none', 'b', [{ t: 'int', n: 1 }, { t: 'int', n: 2 }])).toThrow(InternalError);
+    expect(b.finish().sets[0].managed!.owners).toEqual(new Map([['1 . 2', 'a']]));
+  });
+});
+
 describe('diff: stale members of the table-wide affinity set', () => {
-  const byFamily = Object.fromEntries(compiled(full, 'statements').map((t) => [t.table.family, constantsByEndpoint(t)])) as Record<Family, Map<string, [number, number]>>;
 
   it('the fixture has the endpoints the test needs', () => {
     expect(reduced.length).toBeLessThan(full.length - 80);
@@ -132,7 +178,8 @@ describe('diff: stale members of the table-wide affinity set', () => {
 
   it('kube-proxy layout wanted: the set goes whole, no member is touched', () => {
     const model = loadModel([{ name: file, text: reduced }], parseArgsToOptions([]));
-    const tx = transactionText(diffTables(compileTables(model, 'kube-proxy', []), readLive([listing(everyEndpoint())], 'live.json', { tableName: 'kube-proxy', families: FAMILIES })).now);
+    const live = readLive([listing(everyEndpoint())], 'live.json', { tableName: 'kube-proxy', families: FAMILIES, managedSets: MANAGED });
+    const tx = transactionText(diffTables(compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore), live).now);
     expect(elementLines(tx)).toEqual([]);
     expect(tx).toContain('delete set ip kube-proxy affinity');
   });
@@ -148,9 +195,16 @@ describe('live readers: members of sets with timeouts', () => {
     .map(spaced)
     .join(', ')}]}`;
 
-  it('read the table-wide set as address and two integers, sorted; leave the per-endpoint set unread; both readers alike', () => {
+  it('leave both unread unless named managed', () => {
     const checked = readLive([text], 'live.json', { tableName: 'kube-proxy', families: ['ip'] })[0];
-    const read = readCompactText(text, 'kube-proxy');
+    const compact = compactView(readCompactText(text, 'kube-proxy').tables[0]);
+    expect(checked.sets.map((s) => s.elements.length)).toEqual([0, 0]);
+    expect(compact.sets.map((s) => s.keys.length)).toEqual([0, 0]);
+  });
+
+  it('read the managed table-wide set as address and two integers, sorted; leave the per-endpoint set unread; both readers alike', () => {
+    const checked = readLive([text], 'live.json', { tableName: 'kube-proxy', families: ['ip'], managedSets: MANAGED })[0];
+    const read = readCompactText(text, 'kube-proxy', MANAGED);
     expect(read).toMatchObject({ readable: true, problemsIn: [] });
     const compact = compactView(read.tables[0]);
     for (const sets of [checked.sets.map((s) => ({ name: s.set.name, keys: s.elements.map((e) => e.key) })), compact.sets.map((s) => ({ name: s.set.name, keys: s.keys.map((_, i) => s.element(i).key) }))]) {

@@ -5,7 +5,7 @@ import { parseIP } from '../../src/net/ip.js';
 import { diffTables } from '../../src/diff/diff.js';
 import { eq, goto, jump, payload, setref, type Stmt } from '../../src/nft/expr.js';
 import type { BaseChainSpec } from '../../src/nft/objects.js';
-import { TableBuilder, type TableContents } from '../../src/nft/ruleset.js';
+import { statementsBuilder, type TableContents } from '../../src/nft/ruleset.js';
 import { transactionText } from '../../src/nft/text.js';
 
 const ip = (s: string) => parseIP(s)!;
@@ -16,13 +16,13 @@ const NAT: BaseChainSpec = { type: 'nat', hook: 'prerouting', priority: -100 };
 interface Spec {
   chains?: Record<string, Stmt[][]>;
   base?: Record<string, BaseChainSpec>;
-  sets?: Record<string, { timeout?: number; elements?: string[]; comment?: string }>;
+  sets?: Record<string, { timeout?: number; interval?: boolean; elements?: string[]; comment?: string }>;
   map?: Record<string, string>; // key address -> goto target, in map "vm"
 }
 
 /** A table from a compact description; rules of a live table get handles 1, 2, ... chain by chain in name order. */
 function table(spec: Spec, withHandles = false): TableContents {
-  const b = new TableBuilder({ family: 'ip', name: 'kube-proxy', comment: 'rules for kube-proxy' });
+  const b = statementsBuilder({ family: 'ip', name: 'kube-proxy', comment: 'rules for kube-proxy' });
   for (const [name, base] of Object.entries(spec.base ?? {})) b.chain({ name, base });
   for (const name of Object.keys(spec.chains ?? {})) if (!b.hasChain(name)) b.chain({ name });
   for (const [name, s] of Object.entries(spec.sets ?? {})) {
@@ -31,6 +31,7 @@ function table(spec: Spec, withHandles = false): TableContents {
       kind: 'set',
       keyType: ['ipv4_addr'],
       ...(s.timeout !== undefined ? { flags: ['dynamic', 'timeout'], timeoutSeconds: s.timeout } : {}),
+      ...(s.interval ? { flags: ['interval'] } : {}),
       ...(s.comment !== undefined ? { comment: s.comment } : {}),
     });
     for (const e of s.elements ?? []) b.element({ set: name, key: [{ t: 'ip', ip: ip(e) }] });
@@ -139,14 +140,22 @@ describe('diff', () => {
 
   it('a set whose definition changed: referrers flushed, set recreated and refilled, referrers refilled', () => {
     const withRef: Spec = { ...base, chains: { ...base.chains, chk: [[eq(payload('ip', 'daddr'), setref('ips')), drop]] } };
-    const next: Spec = { ...withRef, sets: { ...withRef.sets, ips: { elements: ['10.0.0.1'], comment: 'new' } } };
+    const next: Spec = { ...withRef, sets: { ...withRef.sets, ips: { elements: ['10.0.0.1'], interval: true, comment: 'new' } } };
     expect(diff(next, withRef).now).toEqual([
       'flush chain chk',
       'delete set ips',
-      'add set ips { type ipv4_addr ; comment "new" ; }',
+      'add set ips { type ipv4_addr ; flags interval ; comment "new" ; }',
       'add element ips { 10.0.0.1 }',
       'add rule chk ip daddr @ips drop',
     ]);
+  });
+
+  it('a set whose comment alone differs is kept: nft drops set comments loaded from JSON', () => {
+    const commented: Spec = { ...base, sets: { ...base.sets, ips: { elements: ['10.0.0.1'], comment: 'Active ClusterIPs' } } };
+    expect(diff(commented, base)).toEqual({ now: [], later: [] });
+    expect(diff(base, commented)).toEqual({ now: [], later: [] });
+    const other: Spec = { ...base, sets: { ...base.sets, ips: { elements: ['10.0.0.1', '10.0.0.2'], comment: 'other' } } };
+    expect(diff(other, commented).now).toEqual(['add element ips { 10.0.0.2 }']);
   });
 
   it('a stale set is deleted after the chains that used it', () => {

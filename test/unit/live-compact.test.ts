@@ -4,7 +4,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
+import { compileTables, loadModel } from '../../src/compile.js';
+import { StatementStore } from '../../src/nft/ruleset.js';
+import { PrintedStore } from '../../src/nft/text-table.js';
 import { diffLive, diffTables } from '../../src/diff/diff.js';
 import type { Family } from '../../src/nft/expr.js';
 import { readLive } from '../../src/live/checked/reader.js';
@@ -45,7 +47,7 @@ function readAsTheLongWay(text: string) {
 /** The desired tables, keeping statements or printed (as the diff builds them). */
 function compiled(file: string, args: string[], form: 'printed' | 'statements') {
   const model = loadModel([{ name: file, text: fs.readFileSync(file, 'utf8') }], parseArgsToOptions(args));
-  return form === 'statements' ? compileTables(model, 'kube-proxy', []) : compilePrintedTables(model, 'kube-proxy', []);
+  return form === 'statements' ? compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore) : compileTables(model, { tableName: 'kube-proxy' }, [], PrintedStore);
 }
 
 describe('the compact live read', () => {
@@ -188,9 +190,9 @@ describe('the compact live read', () => {
 
   it('on a worker thread, the same as on this one (needs the build)', async () => {
     const built = path.join(ROOT, 'dist/live/compact/start.js');
-    const { startCompactRead } = (await import(built)) as { startCompactRead: (f: string, t: string, w: number) => { result(): Promise<CompactRead> } };
+    const { startCompactRead } = (await import(built)) as { startCompactRead: (f: string, t: string, m: string[], w: number) => { result(): Promise<CompactRead> } };
     const file = path.join(ROOT, 'fixtures/diff/drift-repaired.live.json');
-    const viaWorker = await startCompactRead(file, 'kube-proxy', 0).result();
+    const viaWorker = await startCompactRead(file, 'kube-proxy', [], 0).result();
     const here = readCompactText(fs.readFileSync(file, 'utf8'), 'kube-proxy');
     expect(viaWorker.readable).toBe(true);
     expect(viaWorker.tables.map((t) => contents(compactView(t)))).toEqual(here.tables.map((t) => contents(compactView(t))));

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { UserInputError } from '../../src/diag/diagnostic.js';
 import { formatCIDR, type CIDR } from '../../src/net/ip.js';
 import { compileTables, loadModel } from '../../src/compile.js';
+import { StatementStore } from '../../src/nft/ruleset.js';
 import { diffTables } from '../../src/diff/diff.js';
 import { readLive, type LiveTable } from '../../src/live/checked/reader.js';
 import { formatDiagnostic } from '../../src/diag/diagnostic.js';
@@ -18,7 +19,7 @@ import { parseArgsToOptions } from '../helpers/options.js';
 
 function compiled(file: string, args: string[] = []) {
   const model = loadModel([{ name: file, text: fs.readFileSync(file, 'utf8') }], parseArgsToOptions(args));
-  return compileTables(model, 'kube-proxy', []);
+  return compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore);
 }
 
 const liveText = (name: string) => fs.readFileSync(path.join(DIFF_FIXTURES, `${name}.live.json`), 'utf8');
@@ -202,5 +203,30 @@ describe('refusing what kproxc does not write', () => {
       "live.json:1:1: not a listing from `nft -j list ruleset`: expected '{' (this looks like `nft list ruleset` text; use `nft -j list ruleset`)",
     ]);
     expect(problems('{"nftables": [{"table": {"family": "ip", "name": tru}}]}')[0]).toMatch(/^live\.json:1:15: nftables: not JSON: /);
+  });
+});
+
+describe('the checked reader and fast-load rules', () => {
+  it("reads fast-load's endpoint choice, numgen random mod K 0 goto, as nft 1.0.6 lists it", () => {
+    const listing = JSON.stringify({
+      nftables: [
+        { metainfo: { version: '1.0.6', release_name: 'Lester Gooch #5', json_schema_version: 1 } },
+        { table: { family: 'ip', name: 'kube-proxy', handle: 1 } },
+        { chain: { family: 'ip', table: 'kube-proxy', name: 'service-a', handle: 1 } },
+        { chain: { family: 'ip', table: 'kube-proxy', name: 'endpoint-a', handle: 2 } },
+        {
+          rule: {
+            family: 'ip',
+            table: 'kube-proxy',
+            chain: 'service-a',
+            handle: 3,
+            expr: [{ match: { op: '==', left: { numgen: { mode: 'random', mod: 2, offset: 0 } }, right: 0 } }, { goto: { target: 'endpoint-a' } }],
+          },
+        },
+      ],
+    });
+    const [table] = read(listing, ['ip']);
+    const rules = table.chains.find((c) => c.chain.name === 'service-a')!.rules;
+    expect(rules.map((r) => ruleStmts(r))).toEqual([[{ t: 'match', left: { t: 'numgen', mod: 2 }, op: '==', right: { t: 'num', n: 0 } }, { t: 'verdict', v: { kind: 'goto', target: 'endpoint-a' } }]]);
   });
 });

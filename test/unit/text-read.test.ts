@@ -5,7 +5,9 @@ import fc from 'fast-check';
 import { ruleStmts } from '../../src/nft/objects.js';
 import { describe, expect, it } from 'vitest';
 import { fcParams } from '../helpers/fc-runs.js';
-import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
+import { compileTables, loadModel } from '../../src/compile.js';
+import { StatementStore } from '../../src/nft/ruleset.js';
+import { PrintedStore } from '../../src/nft/text-table.js';
 import { ruleKey, stmtsKey } from '../../src/nft/canonical.js';
 import type { Family } from '../../src/nft/expr.js';
 import { ruleBodyText } from '../../src/nft/text.js';
@@ -22,7 +24,7 @@ describe('reading kproxc rule text back', () => {
       // The tables that keep statements, and the printed ones the diff compares (their
       // rules are text only).
       for (const form of ['statements', 'printed'] as const) {
-        const tables = form === 'statements' ? compileTables(model, 'kube-proxy', []) : compilePrintedTables(model, 'kube-proxy', []);
+        const tables = form === 'statements' ? compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore) : compileTables(model, { tableName: 'kube-proxy' }, [], PrintedStore);
         for (const t of tables) {
           for (const c of t.chains) {
             for (const r of c.rules) {

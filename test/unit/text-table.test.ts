@@ -4,13 +4,14 @@
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fcSize } from '../helpers/fc-runs.js';
-import { compileFamilyTableText } from '../../src/backends/nftables/index.js';
-import { compilePrintedTables, compileTables, loadModel } from '../../src/compile.js';
+import { compileFamily } from '../../src/backends/nftables/index.js';
+import { compileTables, loadModel } from '../../src/compile.js';
 import { ruleBodyText } from '../../src/nft/text.js';
 import { fullReplaceText } from '../helpers/nested-text.js';
 import { fullReplaceBytes } from '../../src/nft/text-writer.js';
-import { TextTableBuilder, type TableText } from '../../src/nft/text-table.js';
-import { TableBuilder, type TableContents } from '../../src/nft/ruleset.js';
+import { PrintedStore, TextStore, type TableText } from '../../src/nft/text-table.js';
+import { StatementStore, TableBuilder, statementsBuilder, type TableContents } from '../../src/nft/ruleset.js';
+import type { Table } from '../../src/nft/objects.js';
 import { printedRules } from '../../src/live/view.js';
 import { ruleStmts, type Chain, type NewRule } from '../../src/nft/objects.js';
 import { AddressPortRule } from '../../src/nft/rule-template.js';
@@ -18,6 +19,9 @@ import { eq, jump, meta, payload } from '../../src/nft/expr.js';
 import { parseIP } from '../../src/net/ip.js';
 import { listFixtures } from '../helpers/fixtures.js';
 import { parseArgsToOptions } from '../helpers/options.js';
+
+const textBuilder = (t: Table) => new TableBuilder(t, new TextStore());
+const printedBuilder = (t: Table) => new TableBuilder(t, new PrintedStore());
 
 /** The chunks a writer hands over, joined; checks that every chunk ends a line. */
 function printed(tables: TableText[]): string {
@@ -47,15 +51,15 @@ describe('text tables', () => {
   for (const f of listFixtures()) {
     it(`print as the statements do: ${f.name}`, () => {
       const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
-      const text = printed(model.families.map((m) => compileFamilyTableText(m, { tableName: 'kube-proxy' }, [])));
-      expect(text).toBe(fullReplaceText(compileTables(model, 'kube-proxy', [])));
+      const text = printed(model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy' }, [], new TextStore())));
+      expect(text).toBe(fullReplaceText(compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore)));
     });
   }
 
   it('keep long rules, non-ASCII comments and many rules in order', () => {
     const table = { family: 'ip' as const, name: 't', comment: 'c' };
-    const text = new TextTableBuilder(table);
-    const stmts = new TableBuilder(table);
+    const text = textBuilder(table);
+    const stmts = statementsBuilder(table);
     const mid = `mid-${'x'.repeat(40)}`;
     const chains: Chain[] = [{ name: 'zeta' }, { name: 'alpha', comment: 'ünïcödé' }, { name: mid }, { name: 'empty' }];
     for (const c of chains) {
@@ -78,18 +82,19 @@ describe('text tables', () => {
       stmts.rule(r);
     }
     const withStatements = stmts.finish();
-    // Read back before finish() seals the store, as the diff does; then printed.
-    const again = new TextTableBuilder(table);
+    // Read back as the diff does; and printed.
+    const again = printedBuilder(table);
     for (const c of chains) again.chain(c);
     for (const r of rules) again.rule(r);
-    expect(described(again.contents())).toEqual(described(withStatements));
+    expect(described(again.finish())).toEqual(described(withStatements));
     const t = text.finish();
     expect(t.chains.pieces.length).toBeGreaterThan(4);
     expect(printed([t])).toBe(fullReplaceText([stmts.finish()]));
   });
 
   it('refuse a rule of a chain not made, whatever came before', () => {
-    for (const b of [new TextTableBuilder({ family: 'ip', name: 't' }), new TableBuilder({ family: 'ip', name: 't' })]) {
+    const table: Table = { family: 'ip', name: 't' };
+    for (const b of [textBuilder(table), printedBuilder(table), statementsBuilder(table)]) {
       expect(() => b.rule({ chain: '', stmts: [{ t: 'reject' }] })).toThrow('missing chain');
       b.chain({ name: 'a' });
       b.rule({ chain: 'a', stmts: [{ t: 'reject' }] });
@@ -101,8 +106,8 @@ describe('text tables', () => {
   it('print template rules as their statements print, for both families and among other rules', () => {
     for (const family of ['ip', 'ip6'] as const) {
       const table = { family, name: 't' };
-      const text = new TextTableBuilder(table);
-      const stmts = new TableBuilder(table);
+      const text = textBuilder(table);
+      const stmts = statementsBuilder(table);
       const hairpin = new AddressPortRule((ip) => [eq(payload(family, 'saddr'), { t: 'ip', ip }), jump('mark')]);
       const dnat = new AddressPortRule((ip, port) => [eq(meta('l4proto'), { t: 'sym', s: 'udp' }), { t: 'dnat', ip, port }]);
       const addresses = family === 'ip' ? ['10.0.0.1', '192.168.255.254', '1.2.3.4'] : ['fd00::1', '2001:db8::ff:1', '::ffff:1.2.3.4'];
@@ -119,14 +124,14 @@ describe('text tables', () => {
       const withStatements = stmts.finish();
       expect(printed([text.finish()])).toBe(fullReplaceText([stmts.finish()]));
       // The diff's table reads each rule's text back from its line: the same text.
-      const readBack = new TextTableBuilder(table);
+      const readBack = printedBuilder(table);
       readBack.chain({ name: 'mark' });
       addresses.forEach((a, i) => {
         readBack.chain({ name: `ep-${i}` });
         readBack.templateRule(`ep-${i}`, hairpin, parseIP(a)!, 0);
         readBack.templateRule(`ep-${i}`, dnat, parseIP(a)!, [1, 80, 65535][i]);
       });
-      const kept = readBack.contents().chains.flatMap((c) => c.rules.map((r) => ('text' in r.body ? r.body.text : undefined)));
+      const kept = readBack.finish().chains.flatMap((c) => c.rules.map((r) => ('text' in r.body ? r.body.text : undefined)));
       const expected = withStatements.chains.flatMap((c) => c.rules.filter((r) => ruleStmts(r)[0].t !== 'reject').map((r) => ruleBodyText(ruleStmts(r))));
       expect(kept).toEqual(expected);
     }
@@ -135,22 +140,22 @@ describe('text tables', () => {
   for (const f of listFixtures()) {
     it(`read back as the diff reads them, rule by rule: ${f.name}`, () => {
       const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
-      const printed = compilePrintedTables(model, 'kube-proxy', []);
+      const printed = compileTables(model, { tableName: 'kube-proxy' }, [], PrintedStore);
       // Both in the order made.
-      const statements = compileTables(model, 'kube-proxy', []);
+      const statements = compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore);
       expect(printed.map(described)).toEqual(statements.map(described));
     });
   }
 
   it('check a template rule as any rule: references, and a template that does not print its values as values', () => {
-    const b = new TextTableBuilder({ family: 'ip', name: 't' });
+    const b = textBuilder({ family: 'ip', name: 't' });
     b.chain({ name: 'a' });
     const toMissing = new AddressPortRule((ip) => [eq(payload('ip', 'saddr'), { t: 'ip', ip }), jump('missing')]);
     b.templateRule('a', toMissing, parseIP('10.0.0.1')!, 1);
     b.templateRule('a', toMissing, parseIP('10.0.0.2')!, 1);
     expect(() => b.finish()).toThrow('refers to missing chain missing');
     // A chain named after the address: the pieces would print every rule with the first one's name.
-    const c = new TextTableBuilder({ family: 'ip', name: 't' });
+    const c = textBuilder({ family: 'ip', name: 't' });
     c.chain({ name: 'a' });
     c.chain({ name: 'to-1' });
     const named = new AddressPortRule((ip) => [jump(`to-${ip.bytes[3]}`)]);

@@ -2,14 +2,14 @@
 // set per endpoint of a Service port with ClientIP affinity; the Service chain looks the
 // client up in each endpoint's set in turn, and the endpoint chain adds or refreshes it.
 import { eq, goto, setref, type Stmt } from '../../nft/expr.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import type { EndpointNames } from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
 export interface AffinityForm {
   /** What the endpoint's affinity needs declared before its rules (a set). */
-  declare(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ep: EndpointNames): void;
+  declare(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ep: EndpointNames): void;
   /** The Service chain's rule: a client remembered for this endpoint goes to it. */
   lookup(ctx: FamilyContext, ep: EndpointNames): Stmt[];
   /** The endpoint chain's statement that remembers (or refreshes) the client. */

@@ -5,7 +5,7 @@ import type { IP } from '../../net/ip.js';
 import type { Claims } from '../claims.js';
 import type { Verdict } from '../../nft/expr.js';
 import type { KeyPart } from '../../nft/objects.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import * as N from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
@@ -15,7 +15,7 @@ function protoPart(plan: ServicePortPlan): KeyPart {
   return { t: 'proto', name: plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp' };
 }
 
-export function emitDispatch(b: BaseTableBuilder, plan: ServicePortPlan, claims: Claims, onConflict: ElementConflictHandler): void {
+export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, claims: Claims, onConflict: ElementConflictHandler): void {
   const { sp } = plan;
   const externalIPs = sp.externalIPs.filter((ip) => claims.owns(sp, 'external IP', ip));
   const loadBalancerVIPs = sp.loadBalancerVIPs.filter((ip) => claims.owns(sp, 'load-balancer IP', ip));

@@ -1,7 +1,7 @@
 // Per-endpoint chains: hairpin masquerade, affinity update (affinity.ts), DNAT.
 import { eq, jump, meta, payload } from '../../nft/expr.js';
 import { AddressPortRule } from '../../nft/rule-template.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
 import { MARK_MASQ_CHAIN } from './names.js';
@@ -21,7 +21,7 @@ const dnatRule = (proto: 'tcp' | 'udp' | 'sctp') => {
 };
 const dnat = { tcp: dnatRule('tcp'), udp: dnatRule('udp'), sctp: dnatRule('sctp') };
 
-export function emitEndpoints(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, affinity: AffinityForm): void {
+export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, affinity: AffinityForm): void {
   const { sp } = plan;
   const dnatToEndpoint = dnat[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
   const hairpinOf = hairpin[ctx.family];

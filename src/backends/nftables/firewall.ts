@@ -1,10 +1,10 @@
 // loadBalancerSourceRanges: the per-Service-port firewall chain drops sources outside them.
 import type { Value } from '../../nft/expr.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import type { ServicePortPlan } from './plan.js';
 
-export function emitFirewall(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
+export function emitFirewall(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
   if (!plan.usesFirewall) return;
   b.chain({ name: plan.chains.firewall });
   const items: Value[] = plan.firewallSources.map((s) => (s.t === 'cidr' ? { t: 'prefix', cidr: s.cidr } : { t: 'ip', ip: s.ip }));

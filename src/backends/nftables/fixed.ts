@@ -3,14 +3,26 @@
 // Service dispatch. Rule order inside each chain is kube-proxy's.
 import type { FamilyModel } from '../../model/types.js';
 import { concat, eq, meta, ne, payload, prefix, setref, type Stmt } from '../../nft/expr.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import * as N from './names.js';
+import { emitSkeleton } from './skeleton.js';
+
+/** kube-proxy's fixed part, in its order: the skeleton, then the fixed sets, maps and rules. */
+export function emitKubeProxyFixedPart(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+  emitSkeleton(b);
+  emitMasquerading(b, ctx);
+  emitClusterIPChecks(b, ctx, m);
+  emitNodePortAddresses(b, ctx, m);
+  emitNoEndpointHandling(b, ctx, m);
+  emitFirewallCheck(b, ctx);
+  emitServiceDispatch(b, ctx, m);
+}
 
 const l4protoDport = () => concat(meta('l4proto'), payload('th', 'dport'));
 const serviceKey = (ctx: FamilyContext) => concat(ctx.daddr, meta('l4proto'), payload('th', 'dport'));
 
-export function emitMasquerading(b: BaseTableBuilder, ctx: FamilyContext): void {
+export function emitMasquerading(b: TableBuilder, ctx: FamilyContext): void {
   const mark = ctx.masqueradeMark;
   b.rule({ chain: N.MARK_MASQ_CHAIN, stmts: [{ t: 'mark-set', op: 'or', value: mark }] });
   // Unmarked connections are left alone; the mark is cleared so that it does not leak
@@ -23,7 +35,7 @@ export function emitMasquerading(b: BaseTableBuilder, ctx: FamilyContext): void 
   b.rule({ chain: N.MASQUERADING_CHAIN, stmts: [{ t: 'masquerade', fullyRandom: true }] });
 }
 
-export function emitClusterIPChecks(b: BaseTableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+export function emitClusterIPChecks(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
   b.set({ name: N.CLUSTER_IPS_SET, kind: 'set', keyType: [ctx.addrType], comment: 'Active ClusterIPs' });
   b.rule({
     chain: N.CLUSTER_IPS_CHECK_CHAIN,
@@ -39,7 +51,7 @@ export function emitClusterIPChecks(b: BaseTableBuilder, ctx: FamilyContext, m: 
   }
 }
 
-export function emitNodePortAddresses(b: BaseTableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+export function emitNodePortAddresses(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
   if (m.nodePortAddresses.matchAll) return;
   b.set({ name: N.NODEPORT_IPS_SET, kind: 'set', keyType: [ctx.addrType], comment: 'IPs that accept NodePort traffic' });
   for (const ip of m.nodePortAddresses.ips) b.element({ set: N.NODEPORT_IPS_SET, key: [{ t: 'ip', ip }] });
@@ -56,7 +68,7 @@ function nodePortDestination(ctx: FamilyContext, m: FamilyModel, withFib: boolea
   return [eq(ctx.daddr, setref(N.NODEPORT_IPS_SET))];
 }
 
-export function emitNoEndpointHandling(b: BaseTableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+export function emitNoEndpointHandling(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
   b.set({
     name: N.NO_ENDPOINT_SERVICES_MAP,
     kind: 'map',
@@ -78,7 +90,7 @@ export function emitNoEndpointHandling(b: BaseTableBuilder, ctx: FamilyContext, 
   });
 }
 
-export function emitFirewallCheck(b: BaseTableBuilder, ctx: FamilyContext): void {
+export function emitFirewallCheck(b: TableBuilder, ctx: FamilyContext): void {
   b.set({
     name: N.FIREWALL_IPS_MAP,
     kind: 'map',
@@ -89,7 +101,7 @@ export function emitFirewallCheck(b: BaseTableBuilder, ctx: FamilyContext): void
   b.rule({ chain: N.FIREWALL_CHECK_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.FIREWALL_IPS_MAP }] });
 }
 
-export function emitServiceDispatch(b: BaseTableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
   b.set({
     name: N.SERVICE_IPS_MAP,
     kind: 'map',

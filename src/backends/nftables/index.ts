@@ -3,68 +3,40 @@
 import { InternalError, type Diagnostic } from '../../diag/diagnostic.js';
 import { servicePortKey, type FamilyModel } from '../../model/types.js';
 import type { Table } from '../../nft/objects.js';
-import { BaseTableBuilder, TableBuilder, keyString, type TableContents } from '../../nft/ruleset.js';
-import { TextTableBuilder, type TableText } from '../../nft/text-table.js';
+import { TableBuilder, keyString, type RuleStore } from '../../nft/ruleset.js';
 import { resolveClaims } from '../claims.js';
 import { familyContext } from './context.js';
 import { emitDispatch } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
-import {
-  emitClusterIPChecks,
-  emitFirewallCheck,
-  emitMasquerading,
-  emitNoEndpointHandling,
-  emitNodePortAddresses,
-  emitServiceDispatch,
-} from './fixed.js';
-import { layoutEmitters, type Layout, type ServicePortEmitters } from './layout.js';
+import { layoutEmitters, type Layout, type OutputFormat, type TableEmitters } from './layout.js';
 import { TABLE_COMMENT } from './names.js';
 import { planServicePort } from './plan.js';
 import { emitPolicyChains } from './policy.js';
-import { emitSkeleton } from './skeleton.js';
 
 export interface NftablesOptions {
   tableName: string;
   /** kube-proxy's layout (the default) or fast-load (docs/fast-load.md). */
   layout?: Layout;
   /** The output the table is made for: JSON cannot declare fast-load's affinity set. */
-  format?: 'text' | 'json';
+  format?: OutputFormat;
 }
 
-/** The table with every rule's statements, its chains in the order made (JSON output, tracing). */
-export function compileFamilyTable(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TableBuilder(familyTable(m, opts)), m, warnings, opts).finish();
+/**
+ * The family's table, its rules kept in `store`: their statements (StatementStore: JSON
+ * output, tracing), their text only to be printed (TextStore), or their text as the diff
+ * reads it (PrintedStore).
+ */
+export function compileFamily<R>(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[], store: RuleStore<R>): R {
+  const table: Table = { family: m.family === 4 ? 'ip' : 'ip6', name: opts.tableName, comment: TABLE_COMMENT };
+  const b = new TableBuilder(table, store);
+  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, { format: opts.format ?? 'text' }));
+  return b.finish();
 }
 
-/** The table only to be printed as text: each rule's text, not its statements. */
-export function compileFamilyTableText(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableText {
-  return built(new TextTableBuilder(familyTable(m, opts)), m, warnings, opts).finish();
-}
-
-/** The table as the diff reads it: rules kept printed, read back as text when compared. */
-export function compileFamilyTablePrinted(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[]): TableContents {
-  return built(new TextTableBuilder(familyTable(m, opts), 'diff'), m, warnings, opts).contents();
-}
-
-function familyTable(m: FamilyModel, opts: NftablesOptions): Table {
-  return { family: m.family === 4 ? 'ip' : 'ip6', name: opts.tableName, comment: TABLE_COMMENT };
-}
-
-/** The builder with the family's table emitted into it. */
-function built<B extends BaseTableBuilder>(b: B, m: FamilyModel, warnings: Diagnostic[], opts: NftablesOptions): B {
-  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, opts.format));
-  return b;
-}
-
-function emitFamilyTable(b: BaseTableBuilder, m: FamilyModel, warnings: Diagnostic[], emit: ServicePortEmitters): void {
+function emitFamilyTable(b: TableBuilder, m: FamilyModel, warnings: Diagnostic[], layout: TableEmitters): void {
   const ctx = familyContext(m.family, m.masqueradeBit);
-  emitSkeleton(b);
-  emitMasquerading(b, ctx);
-  emitClusterIPChecks(b, ctx, m);
-  emitNodePortAddresses(b, ctx, m);
-  emitNoEndpointHandling(b, ctx, m);
-  emitFirewallCheck(b, ctx);
-  emitServiceDispatch(b, ctx, m);
+  const emit = layout.servicePort;
+  layout.fixed(b, ctx, m);
   const claims = resolveClaims(m, warnings);
   for (const sp of m.servicePorts) {
     const plan = planServicePort(sp, m);

@@ -1,20 +1,40 @@
-// Which emitters make a Service port's firewall chain, endpoint choice and session
-// affinity: kube-proxy's own (the default, its bytes unchanged) or the fast-load layout's.
-import type { Endpoint } from '../../model/types.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+// The layouts, as one closed map: for each, what makes a table's fixed part (base chains,
+// jumps, the table-wide sets and maps) and a Service port's firewall chain, endpoint choice
+// and session affinity. kube-proxy's is the default, its bytes unchanged; fast-load
+// programs the same behaviour in a form the kernel loads far faster (docs/fast-load.md).
+// A layout is an entry of LAYOUT_SPECS; every caller dispatches through it, and the tests
+// iterate LAYOUTS.
+import { InternalError } from '../../diag/diagnostic.js';
+import type { Endpoint, FamilyModel } from '../../model/types.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import { PER_ENDPOINT_AFFINITY, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
+import { AFFINITY_SET } from './fast-load/affinity.js';
 import { fastLoadEmitters } from './fast-load/index.js';
 import { emitFirewall } from './firewall.js';
+import { emitKubeProxyFixedPart } from './fixed.js';
 import type { ServicePortPlan } from './plan.js';
 import { emitEndpointSelection } from './policy.js';
 
 export type Layout = 'kube-proxy' | 'fast-load';
-export const LAYOUTS: readonly Layout[] = ['kube-proxy', 'fast-load'];
+
+export const DEFAULT_LAYOUT: Layout = 'kube-proxy';
+
+export type OutputFormat = 'text' | 'json';
+
+/**
+ * What a table is made for, besides its model, that may change what a layout emits: the
+ * output format (JSON cannot declare fast-load's affinity set). A kube-proxy version, when
+ * kproxc compiles for several, is a field here: each layout then picks its fixed part and
+ * emitters by it, as fast-load picks its affinity form by the format.
+ */
+export interface LayoutTarget {
+  format: OutputFormat;
+}
 
 /** How a policy chain picks among its endpoints (affinity first, then at random). */
 export type EndpointSelection = (
-  b: BaseTableBuilder,
+  b: TableBuilder,
   ctx: FamilyContext,
   plan: ServicePortPlan,
   chain: string,
@@ -23,17 +43,56 @@ export type EndpointSelection = (
 ) => void;
 
 export interface ServicePortEmitters {
-  firewall(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void;
+  firewall(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void;
   selection: EndpointSelection;
   affinity: AffinityForm;
 }
 
+/** The part of a table no Service port owns: base chains and their jumps, the fixed chains, sets and maps. */
+export type FixedPart = (b: TableBuilder, ctx: FamilyContext, m: FamilyModel) => void;
+
+/** What makes one table. */
+export interface TableEmitters {
+  fixed: FixedPart;
+  servicePort: ServicePortEmitters;
+}
+
+export interface LayoutSpec {
+  /** The emitters of a table made for `target`. */
+  emitters(target: LayoutTarget): TableEmitters;
+  /**
+   * The sets whose members the table's own rules write and whose stale members the diff
+   * removes (SetContents.managed): the members of these sets are read from a live table.
+   */
+  managedSets: readonly string[];
+}
+
 const KUBE_PROXY_EMITTERS: ServicePortEmitters = { firewall: emitFirewall, selection: emitEndpointSelection, affinity: PER_ENDPOINT_AFFINITY };
 
-/**
- * The emitters of one table. fast-load's affinity set is declared by `typeof`, which nft
- * 1.0.6's JSON cannot declare: for JSON output it keeps kube-proxy's per-endpoint sets.
- */
-export function layoutEmitters(layout: Layout | undefined, format: 'text' | 'json' = 'text'): ServicePortEmitters {
-  return layout === 'fast-load' ? fastLoadEmitters(format === 'json' ? 'per-endpoint' : 'table-wide') : KUBE_PROXY_EMITTERS;
+export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
+  'kube-proxy': {
+    emitters: () => ({ fixed: emitKubeProxyFixedPart, servicePort: KUBE_PROXY_EMITTERS }),
+    managedSets: [],
+  },
+  'fast-load': {
+    // JSON output keeps kube-proxy's per-endpoint affinity sets: nft 1.0.6's JSON cannot
+    // declare the table-wide set's `typeof` key.
+    emitters: (t) => ({ fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters(t.format === 'json' ? 'per-endpoint' : 'table-wide') }),
+    managedSets: [AFFINITY_SET],
+  },
+};
+
+/** Every layout, the default first. */
+export const LAYOUTS = Object.keys(LAYOUT_SPECS) as Layout[];
+
+/** A layout's entry; a value that is none (from an untyped caller) is refused, never taken for kube-proxy's. */
+export function layoutSpec(layout: Layout = DEFAULT_LAYOUT): LayoutSpec {
+  const spec = Object.hasOwn(LAYOUT_SPECS, layout) ? LAYOUT_SPECS[layout] : undefined;
+  if (!spec) throw new InternalError(`no layout ${JSON.stringify(layout)}: one of ${LAYOUTS.join(', ')}`);
+  return spec;
+}
+
+/** The emitters of one table of `layout` (kube-proxy's by default). */
+export function layoutEmitters(layout: Layout = DEFAULT_LAYOUT, target: LayoutTarget = { format: 'text' }): TableEmitters {
+  return layoutSpec(layout).emitters(target);
 }

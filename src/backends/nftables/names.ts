@@ -1,10 +1,10 @@
 // Every name kproxc gives an nftables object, declared once (kube-proxy's constant block),
-// and the hash-and-truncate naming of per-Service-port and per-endpoint chains, byte for
-// byte as kube-proxy's nftables proxier makes them.
+// the hash-and-truncate naming of per-Service-port and per-endpoint chains, byte for byte
+// as kube-proxy's nftables proxier makes them, and those chain names read back.
 import { hash } from 'node:crypto';
-import { formatIP } from '../../net/ip.js';
+import { formatIP, parseIP, type IP } from '../../net/ip.js';
 import { writeDecimal, writeIPv4 } from '../../io/digits.js';
-import type { Endpoint, ServicePortName } from '../../model/types.js';
+import type { Endpoint, Protocol, ServicePortName } from '../../model/types.js';
 
 export const TABLE_NAME = 'kube-proxy';
 export const TABLE_COMMENT = 'rules for kube-proxy';
@@ -52,6 +52,9 @@ const EXTERNAL_PREFIX = 'external-';
 const FIREWALL_PREFIX = 'firewall-';
 const ENDPOINT_PREFIX = 'endpoint-';
 const AFFINITY_PREFIX = 'affinity-';
+
+/** The base32 characters of the hash that follows a prefix, then "-". */
+const HASH_WIDTH = 8;
 
 const NAME_LENGTH_MAX = 256;
 const CHAIN_NAME_PREFIX_LENGTH_MAX = 16;
@@ -195,7 +198,7 @@ export function endpointNamer(id: ServicePortName): (ep: Endpoint) => EndpointNa
 // longest. Views of the text, one per length, are made once.
 const nameBytes = Buffer.allocUnsafeSlow(ENDPOINT_PREFIX.length + CHAIN_NAME_BASE_LENGTH_MAX + 64);
 const HASH_AT = nameBytes.write(ENDPOINT_PREFIX, 0, 'latin1');
-const TEXT_AT = HASH_AT + 9;
+const TEXT_AT = HASH_AT + HASH_WIDTH + 1;
 nameBytes[TEXT_AT - 1] = 0x2d; // '-'
 const textViews: Uint8Array[] = [];
 const textView = (n: number) => (textViews[n] ??= new Uint8Array(nameBytes.buffer, nameBytes.byteOffset + TEXT_AT, n));
@@ -209,4 +212,84 @@ export function endpointChain(id: ServicePortName, ep: Endpoint): string {
 
 export function affinitySet(id: ServicePortName, ep: Endpoint): string {
   return AFFINITY_PREFIX + endpointChainNameBase(id, ep);
+}
+
+// Reading the names back, for what reads a live table by its chains (the conntrack
+// clean-up). Each parser is the inverse of the builder above for every name a snapshot
+// can give: a namespace and Service name hold no "/" (DNS labels), an address no "_" or
+// "/", so the Service port's text splits at its first three "/" and an endpoint's tail at
+// its last "__" and "/". The hash is not checked. A truncated name ("...", only endpoint
+// names of the longest Service ports with IPv6 addresses) cannot be read back: undefined.
+
+const PROTOCOLS: Protocol[] = ['TCP', 'UDP', 'SCTP'];
+const PROTOCOL_OF = new Map(PROTOCOLS.map((p) => [lowerProtocol(p), p]));
+
+const SERVICE_PORT_PREFIXES: [keyof ServicePortChains, string][] = [
+  ['clusterPolicy', CLUSTER_POLICY_PREFIX],
+  ['localPolicy', LOCAL_POLICY_PREFIX],
+  ['external', EXTERNAL_PREFIX],
+  ['firewall', FIREWALL_PREFIX],
+];
+
+const isBase32 = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x32 && c <= 0x37);
+
+/** What follows "PREFIX" and the hash's "HASHHASH-", or undefined when the name is not made so. */
+function hashedText(name: string, prefix: string): string | undefined {
+  if (!name.startsWith(prefix) || name.charCodeAt(prefix.length + HASH_WIDTH) !== 0x2d) return undefined;
+  for (let i = prefix.length; i < prefix.length + HASH_WIDTH; i++) if (!isBase32(name.charCodeAt(i))) return undefined;
+  return name.slice(prefix.length + HASH_WIDTH + 1);
+}
+
+/** "namespace/name/protocol/portName" (servicePortText) back into the Service port. */
+function servicePortOf(text: string): ServicePortName | undefined {
+  const a = text.indexOf('/');
+  const b = a < 0 ? -1 : text.indexOf('/', a + 1);
+  const c = b < 0 ? -1 : text.indexOf('/', b + 1);
+  const protocol = c < 0 ? undefined : PROTOCOL_OF.get(text.slice(b + 1, c));
+  return protocol && { namespace: text.slice(0, a), name: text.slice(a + 1, b), port: text.slice(c + 1), protocol };
+}
+
+/** A per-Service-port chain's name read back: which of servicePortChains' chains it is, and whose. */
+export interface ParsedServicePortChain {
+  chain: keyof ServicePortChains;
+  id: ServicePortName;
+}
+
+/** servicePortChains read back: "service-HASH-ns/svc/udp/dns" is the cluster-policy chain of ns/svc:dns over UDP. */
+export function parseServicePortChain(name: string): ParsedServicePortChain | undefined {
+  for (const [chain, prefix] of SERVICE_PORT_PREFIXES) {
+    const text = hashedText(name, prefix);
+    if (text === undefined) continue;
+    const id = servicePortOf(text);
+    return id && { chain, id };
+  }
+  return undefined;
+}
+
+/** An endpoint chain's name read back: the Service port, and the endpoint's address and port. */
+export interface ParsedEndpointChain {
+  id: ServicePortName;
+  ip: IP;
+  port: number;
+}
+
+/** endpointNames' chain read back: "endpoint-HASH-ns/svc/udp/dns__fd00.10..1/53" is [fd00:10::1]:53 of ns/svc:dns over UDP. */
+export function parseEndpointChain(name: string): ParsedEndpointChain | undefined {
+  const text = hashedText(name, ENDPOINT_PREFIX);
+  if (text === undefined) return undefined;
+  const slash = text.lastIndexOf('/');
+  const sep = text.lastIndexOf('__', slash);
+  const portText = text.slice(slash + 1);
+  if (slash < 0 || sep < 0 || !/^(0|[1-9][0-9]*)$/.test(portText)) return undefined;
+  const id = servicePortOf(text.slice(0, sep));
+  const ip = addressOf(text.slice(sep + 2, slash));
+  return id && ip && { id, ip, port: Number(portText) };
+}
+
+/** An address as endpoint names write it: IPv4 as it is, IPv6 with "." for ":". */
+function addressOf(text: string): IP | undefined {
+  const v4 = parseIP(text);
+  if (v4) return v4.family === 4 ? v4 : undefined;
+  const v6 = parseIP(text.replaceAll('.', ':'));
+  return v6?.family === 6 ? v6 : undefined;
 }

@@ -3,7 +3,7 @@
 // `numgen random`).
 import type { Endpoint, FamilyModel } from '../../model/types.js';
 import { eq, goto, jump, num, type Stmt } from '../../nft/expr.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
 import type { ServicePortEmitters } from './layout.js';
@@ -14,7 +14,7 @@ import type { ServicePortPlan } from './plan.js';
 const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t: 'sym', s: 'local' });
 
 export function emitPolicyChains(
-  b: BaseTableBuilder,
+  b: TableBuilder,
   ctx: FamilyContext,
   m: FamilyModel,
   plan: ServicePortPlan,
@@ -56,7 +56,7 @@ export function emitPolicyChains(
   if (plan.usesLocalPolicyChain) emit.selection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints, emit.affinity);
 }
 
-export function emitEndpointSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
+export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   const { sp } = plan;
   const names = plan.endpointNames(endpoints);
   if (sp.affinityTimeout !== undefined) {

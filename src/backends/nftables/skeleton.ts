@@ -2,7 +2,7 @@
 // data rows with the reason beside each (kube-proxy's nftablesBaseChains/JumpChains).
 import { ctStateNew, jump, type Stmt } from '../../nft/expr.js';
 import type { BaseChainSpec } from '../../nft/objects.js';
-import type { BaseTableBuilder } from '../../nft/ruleset.js';
+import type { TableBuilder } from '../../nft/ruleset.js';
 import * as N from './names.js';
 
 // Numeric priorities: nft before 1.0.9 refuses "dstnat" outside prerouting.
@@ -42,7 +42,7 @@ export const JUMP_CHAINS: { to: string; from: string; newOnly: boolean; why: str
 /** Regular chains every table has, besides the jump targets. */
 export const TOP_LEVEL_CHAINS = [N.SERVICES_CHAIN, N.CLUSTER_IPS_CHECK_CHAIN, N.MASQUERADING_CHAIN, N.MARK_MASQ_CHAIN];
 
-export function emitSkeleton(b: BaseTableBuilder): void {
+export function emitSkeleton(b: TableBuilder): void {
   for (const bc of BASE_CHAINS) b.chain({ name: bc.name, base: bc.spec });
   for (const j of JUMP_CHAINS) {
     b.chain({ name: j.to });

@@ -8,8 +8,10 @@
 import { parseIP, type IP } from '../../net/ip.js';
 import { canonicalStmt, jsonEquals } from '../../nft/canonical.js';
 import type { Family, Stmt, Verdict } from '../../nft/expr.js';
-import { isObj, oneOf, readStmtShape, readVerdict, type Obj } from '../../nft/json-read.js';
-import { stmtJson, type Json } from '../../nft/json.js';
+import type { Json } from '../../nft/expr-json.js';
+import { isObj, oneOf, readVerdict, type Obj } from '../../nft/expr-json-read.js';
+import { readStmtShape } from '../../nft/json-read.js';
+import { stmtJson } from '../../nft/json.js';
 import { isUint32, type BaseChainSpec, type Chain, type DataType, type Element, type Hook, type KeyPart, type NftSet } from '../../nft/objects.js';
 
 /** A piece of the listing we do not understand; `field` is its path inside the object. */
@@ -145,7 +147,7 @@ function readKey(j: Json, set: NftSet): KeyPart[] | null {
 
 /**
  * One entry of a set's or map's `elem` array. In a set with timeouts (read only for the
- * sets of live/view.ts readsDynamicMembers) an entry also has its timeout and the time
+ * managed sets the LiveFilter names) an entry also has its timeout and the time
  * left, which are state, not wanted: not kept.
  */
 export function readElement(j: Json, set: NftSet, field: string): Element {

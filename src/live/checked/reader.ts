@@ -5,15 +5,15 @@
 //
 // What the listing cannot show (nft 1.0.6): table and chain comments and the set flag
 // "dynamic". Elements of sets with timeouts are the kernel's dynamic state (session
-// affinity) and are not read, but for the one set view.ts readsDynamicMembers names.
+// affinity) and are not read, but for the sets the filter names (managedSets: those whose
+// stale members the diff removes).
 import { UserInputError, type Diagnostic } from '../../diag/diagnostic.js';
 import type { Family } from '../../nft/expr.js';
 import { rememberRuleKey } from '../../nft/canonical.js';
 import { OuterShapeError, splitItems, type ItemText } from './split.js';
 import { isObj, readChain, readElement, readSet, readStmts, Unreadable } from './json.js';
 import type { ElementLines } from '../compact/elements.js';
-import { readsDynamicMembers } from '../view.js';
-import type { Json } from '../../nft/json.js';
+import type { Json } from '../../nft/expr-json.js';
 import type { Chain, NftSet, Rule } from '../../nft/objects.js';
 import { compareKeys, type ChainContents, type SetContents, type TableContents } from '../../nft/ruleset.js';
 import { inNameOrder } from '../../nft/sort-names.js';
@@ -21,6 +21,11 @@ import { inNameOrder } from '../../nft/sort-names.js';
 export interface LiveFilter {
   tableName: string;
   families: Family[];
+  /**
+   * Sets with timeouts whose members are read: the sets the wanted tables manage
+   * (SetContents.managed). The members of other such sets are dynamic state, not read.
+   */
+  managedSets?: readonly string[];
 }
 
 /** A live table: each rule carries its handle, and the chains are in the order nft listed them. */
@@ -245,8 +250,9 @@ export class LiveReader {
     if (t.sets.has(set.name)) throw new Unreadable(`${kind} listed twice`);
     const contents: SetContents = { set, elements: [] };
     // Members of a set with timeouts are dynamic state (session affinity): not read, but
-    // those of fast-load's table-wide set, whose stale members the diff removes.
-    if ((!set.flags?.includes('timeout') || readsDynamicMembers(set)) && body.elem !== undefined) {
+    // those of a managed set, whose stale members the diff removes.
+    const read = !set.flags?.includes('timeout') || this.filter.managedSets?.includes(set.name) === true;
+    if (read && body.elem !== undefined) {
       if (!Array.isArray(body.elem)) throw new Unreadable('"elem" must be an array', 'elem');
       body.elem.forEach((e, i) => contents.elements.push(readElement(e, set, `elem[${i}]`)));
     }

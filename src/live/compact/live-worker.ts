@@ -3,9 +3,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { readCompactFile, transferables } from './start.js';
 
-const { file, tableName } = workerData as { file: string; tableName: string };
+const { file, tableName, managedSets } = workerData as { file: string; tableName: string; managedSets: string[] };
 try {
-  const result = readCompactFile(file, tableName);
+  const result = readCompactFile(file, tableName, managedSets);
   parentPort!.postMessage(result, transferables(result.tables));
 } catch {
   parentPort!.postMessage(null);

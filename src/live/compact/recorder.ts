@@ -9,7 +9,7 @@
 // the rule is read as JSON by the checked reader.
 import { formatCIDR, formatIP, parseCIDR, parseIP } from '../../net/ip.js';
 import type { Family } from '../../nft/expr.js';
-import { markHex } from '../../nft/text.js';
+import { markHex } from '../../nft/expr-text.js';
 import { INT, IPV4, IPV6, Left, NAME, PLAIN, PREFIX_LEN, sticky } from './patterns.js';
 import { listingReaders } from './stmt-listing.js';
 

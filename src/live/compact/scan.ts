@@ -9,7 +9,7 @@
 // caller then reads it with the checked reader (checked/reader.ts), which knows positions.
 import type { ItemText } from '../checked/split.js';
 import { isObj, readSet } from '../checked/json.js';
-import type { Json } from '../../nft/json.js';
+import type { Json } from '../../nft/expr-json.js';
 import { readElements } from './elements.js';
 import { ListingRuleReader } from './rules.js';
 import type { NftSet } from '../../nft/objects.js';
@@ -122,8 +122,8 @@ class Scan {
     } catch {
       return -1; // read as JSON, which reports it
     }
-    // Read as JSON: the members of a set with timeouts are not read, or (view.ts
-    // readsDynamicMembers) carry their timeouts.
+    // Read as JSON: the members of a set with timeouts are not read, or (a managed set,
+    // LiveFilter) carry their timeouts.
     if (set.flags?.includes('timeout')) return -1;
     const lines = readElements(text, elemStart, itemEnd - 3, set);
     if (!lines || !this.parseWaiting()) return -1;

@@ -20,24 +20,28 @@ const WHOLE_BYTES = 256 * 2 ** 20;
 const WORKER_BYTES = 8 * 2 ** 20;
 
 const NOT_READ: CompactRead = { tables: [], problemsIn: [], readable: false };
+const NONE: readonly string[] = [];
 
-/** A listing's text read compactly; not readable when it must be read by the checked reader. */
-export function readCompactText(text: string, tableName: string): CompactRead {
-  return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH });
+/**
+ * A listing's text read compactly; not readable when it must be read by the checked reader.
+ * `managedSets`: the sets with timeouts whose members are read (LiveFilter).
+ */
+export function readCompactText(text: string, tableName: string, managedSets = NONE): CompactRead {
+  return readCompact((reader) => scanListing(text, reader, tableName), { tableName, families: BOTH, managedSets });
 }
 
 /** A listing's bytes read compactly; not readable when they are too large for one string. */
-export function readCompactBytes(bytes: Buffer, tableName: string): CompactRead {
+export function readCompactBytes(bytes: Buffer, tableName: string, managedSets = NONE): CompactRead {
   if (bytes.length > WHOLE_BYTES) return NOT_READ;
   // ASCII (what nft prints, unless a comment says otherwise) is the same text as Latin-1,
   // which becomes a string faster than UTF-8 does.
   const ascii = isAscii(bytes);
-  return readCompactText(bytes.toString(ascii ? 'latin1' : 'utf8'), tableName);
+  return readCompactText(bytes.toString(ascii ? 'latin1' : 'utf8'), tableName, managedSets);
 }
 
 /** A listing file read compactly; not readable when it is too large for one string. */
-export function readCompactFile(file: string, tableName: string): CompactRead {
-  return readCompactBytes(fs.readFileSync(file), tableName);
+export function readCompactFile(file: string, tableName: string, managedSets = NONE): CompactRead {
+  return readCompactBytes(fs.readFileSync(file), tableName, managedSets);
 }
 
 /** Transferable buffers of the tables: moved to the receiving thread, not copied. */
@@ -68,22 +72,22 @@ const settled = (read: CompactRead): PendingRead => ({ result: () => Promise.res
  * result that is not readable, and the caller reads the file with the checked reader, which reports
  * the problem properly.
  */
-export function startCompactRead(file: string, tableName: string, workerBytes = WORKER_BYTES): PendingRead {
+export function startCompactRead(file: string, tableName: string, managedSets = NONE, workerBytes = WORKER_BYTES): PendingRead {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
   } catch {
     return settled(NOT_READ); // reported by the checked reader
   }
-  if (!stat.isFile()) return readOnce(file, tableName);
+  if (!stat.isFile()) return readOnce(file, tableName, managedSets);
   if (stat.size < workerBytes || !fs.existsSync(fileURLToPath(WORKER_URL))) {
     try {
-      return settled(readCompactFile(file, tableName));
+      return settled(readCompactFile(file, tableName, managedSets));
     } catch {
       return settled(NOT_READ);
     }
   }
-  const worker = new Worker(WORKER_URL, { workerData: { file, tableName } });
+  const worker = new Worker(WORKER_URL, { workerData: { file, tableName, managedSets } });
   const done = new Promise<CompactRead>((resolve) => {
     worker.once('message', (m: CompactRead | null) => resolve(m ?? NOT_READ));
     worker.once('error', () => resolve(NOT_READ));
@@ -93,12 +97,12 @@ export function startCompactRead(file: string, tableName: string, workerBytes = 
 }
 
 /** Something that is not a regular file (a pipe, a directory): read now, once, and kept. */
-function readOnce(file: string, tableName: string): PendingRead {
+function readOnce(file: string, tableName: string, managedSets: readonly string[]): PendingRead {
   let bytes: Buffer;
   try {
     bytes = fs.readFileSync(file);
   } catch {
     return settled(NOT_READ); // a directory, say: reported by the checked reader
   }
-  return { ...settled(readCompactBytes(bytes, tableName)), again: () => bufferChunks(bytes) };
+  return { ...settled(readCompactBytes(bytes, tableName, managedSets)), again: () => bufferChunks(bytes) };
 }

@@ -1,8 +1,8 @@
 // `dnat to 10.0.0.1:80`, `dnat to [fd00::1]:80`: destination NAT to an endpoint.
 import { formatIP, parseIP } from '../../net/ip.js';
 import type { Stmt } from '../expr.js';
-import { isObj } from '../json-read.js';
-import { number, NOT_OURS } from '../text-read.js';
+import { isObj } from '../expr-json-read.js';
+import { number, NOT_OURS } from '../expr-text-read.js';
 import type { StmtForms } from './forms.js';
 
 type Dnat = Extract<Stmt, { t: 'dnat' }>;

@@ -1,9 +1,9 @@
 // What one statement kind carries: every form it has, in one object (one module per kind,
 // registered in index.ts). A kind that lacks a form fails the type check there.
 import type { Family, Stmt } from '../expr.js';
-import type { Json } from '../json.js';
-import type { TextOut } from '../text.js';
-import type { Tokens } from '../text-read.js';
+import type { Json } from '../expr-json.js';
+import type { TextOut } from '../expr-text.js';
+import type { Tokens } from '../expr-text-read.js';
 
 export interface StmtForms<S extends Stmt> {
   /** Its nft text, in kube-proxy's spelling (writeStmt). */

@@ -3,9 +3,11 @@
 // json.ts stmtJson) and the readers (json-read.ts readStmtShape, text-read.ts) go through
 // this map, and live/compact/stmt-listing.ts keeps the listing's form the same way.
 //
-// Only this file imports the kind modules: they import the writers and readers of
-// expressions from text.ts, json.ts, json-read.ts and text-read.ts, which import this map
-// back, and a cycle of modules is safe only while none of them is entered first.
+// Only this file imports the kind modules. They are built on the writers and readers of
+// expressions (expr-text.ts, expr-json.ts, expr-text-read.ts, expr-json-read.ts), which must
+// never import this map: the statement-level modules that do (text.ts, json.ts,
+// text-read.ts, json-read.ts) would then be in a cycle with the kinds, and loading a kind's
+// module first would reach this map before the kind's object was made.
 import type { Stmt } from '../expr.js';
 import { dnat } from './dnat.js';
 import type { StmtForms } from './forms.js';

@@ -1,8 +1,8 @@
 // `mark set mark or 0x00004000`: the packet mark changed.
 import type { Stmt } from '../expr.js';
-import { isObj } from '../json-read.js';
-import { hex, NOT_OURS } from '../text-read.js';
-import { markHex } from '../text.js';
+import { isObj } from '../expr-json-read.js';
+import { hex, NOT_OURS } from '../expr-text-read.js';
+import { markHex } from '../expr-text.js';
 import type { StmtForms } from './forms.js';
 
 type MarkSet = Extract<Stmt, { t: 'mark-set' }>;

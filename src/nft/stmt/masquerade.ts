@@ -1,6 +1,6 @@
 // `masquerade`, `masquerade fully-random`: source NAT to the outgoing interface's address.
 import type { Stmt } from '../expr.js';
-import { isObj } from '../json-read.js';
+import { isObj } from '../expr-json-read.js';
 import type { StmtForms } from './forms.js';
 
 type Masquerade = Extract<Stmt, { t: 'masquerade' }>;

@@ -1,9 +1,9 @@
 // `LEFT VALUE`, `LEFT != VALUE`: a match of what the packet holds against a value.
 import type { Stmt } from '../expr.js';
-import { isObj, readExpr, readValue } from '../json-read.js';
-import { exprJson, valueJson } from '../json.js';
-import { expr, value } from '../text-read.js';
-import { writeExpr, writeValue } from '../text.js';
+import { isObj, readExpr, readValue } from '../expr-json-read.js';
+import { exprJson, valueJson } from '../expr-json.js';
+import { expr, value } from '../expr-text-read.js';
+import { writeExpr, writeValue } from '../expr-text.js';
 import type { StmtForms } from './forms.js';
 
 type Match = Extract<Stmt, { t: 'match' }>;

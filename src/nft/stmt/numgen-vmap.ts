@@ -1,10 +1,10 @@
 // `numgen random mod N vmap { 0 : V0 , 1 : V1 }`: a verdict drawn at random (the endpoints
 // of a Service).
 import type { Stmt, Verdict } from '../expr.js';
-import { isObj, readVerdict } from '../json-read.js';
-import { verdictJson, type Json } from '../json.js';
-import { expr, number, NOT_OURS, verdict, type Tokens } from '../text-read.js';
-import { writeVerdict } from '../text.js';
+import { isObj, readVerdict } from '../expr-json-read.js';
+import { verdictJson, type Json } from '../expr-json.js';
+import { expr, number, NOT_OURS, verdict, type Tokens } from '../expr-text-read.js';
+import { writeVerdict } from '../expr-text.js';
 import type { StmtForms } from './forms.js';
 
 type NumgenVmap = Extract<Stmt, { t: 'numgen-vmap' }>;

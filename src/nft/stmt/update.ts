@@ -2,10 +2,10 @@
 // `timeout Ns` the element gets the statement's timeout rather than the set's (the
 // fast-load layout's table-wide affinity set holds every Service port's clients).
 import type { Expr, Stmt } from '../expr.js';
-import { isObj, readExpr } from '../json-read.js';
-import { exprJson, type Json } from '../json.js';
-import { expr, name, NOT_OURS, number, type Tokens } from '../text-read.js';
-import { writeExpr } from '../text.js';
+import { isObj, readExpr } from '../expr-json-read.js';
+import { exprJson, type Json } from '../expr-json.js';
+import { expr, name, NOT_OURS, number, type Tokens } from '../expr-text-read.js';
+import { writeExpr } from '../expr-text.js';
 import type { StmtForms } from './forms.js';
 
 type Update = Extract<Stmt, { t: 'update' }>;

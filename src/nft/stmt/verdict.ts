@@ -1,9 +1,9 @@
 // `jump C`, `goto C`, `drop`, `accept`, `return`.
 import type { Stmt } from '../expr.js';
-import { readVerdictBody } from '../json-read.js';
-import { verdictJson } from '../json.js';
-import { verdict as readVerdictText } from '../text-read.js';
-import { writeVerdict } from '../text.js';
+import { readVerdictBody } from '../expr-json-read.js';
+import { verdictJson } from '../expr-json.js';
+import { verdict as readVerdictText } from '../expr-text-read.js';
+import { writeVerdict } from '../expr-text.js';
 import type { StmtForms } from './forms.js';
 
 type VerdictStmt = Extract<Stmt, { t: 'verdict' }>;

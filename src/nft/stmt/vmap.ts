@@ -1,9 +1,9 @@
 // `KEY vmap @map`: a verdict looked up in a named map.
 import type { Stmt } from '../expr.js';
-import { isObj, readExpr } from '../json-read.js';
-import { exprJson } from '../json.js';
-import { expr, name, NOT_OURS } from '../text-read.js';
-import { writeExpr } from '../text.js';
+import { isObj, readExpr } from '../expr-json-read.js';
+import { exprJson } from '../expr-json.js';
+import { expr, name, NOT_OURS } from '../expr-text-read.js';
+import { writeExpr } from '../expr-text.js';
 import type { StmtForms } from './forms.js';
 
 type Vmap = Extract<Stmt, { t: 'vmap' }>;

@@ -7,7 +7,7 @@
 // the other goes on with the chain's next rule.
 import { InternalError } from '../../diag/diagnostic.js';
 import type { Verdict } from '../../nft/expr.js';
-import { verdictText } from '../../nft/text.js';
+import { verdictText } from '../../nft/expr-text.js';
 import type { CompiledRule, Program } from './program.js';
 import { forkState, record, type NodeEnv, type PacketState } from './state.js';
 import type { StmtResult } from './stmts.js';

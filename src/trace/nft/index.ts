@@ -4,7 +4,7 @@
 // named (for `iifname`).
 import { UsageError } from '../../diag/diagnostic.js';
 import { compileTables, failOnWarnings, loadModel, type ModelResult } from '../../compile.js';
-import type { TableContents } from '../../nft/ruleset.js';
+import { StatementStore, type TableContents } from '../../nft/ruleset.js';
 import type { FamilyModel } from '../../model/types.js';
 import type { InputFile } from '../../input/source.js';
 import { cidrContains, formatIP, type IP } from '../../net/ip.js';
@@ -102,7 +102,7 @@ export function tableTracer(model: ModelResult, tables: TableContents[]): (p: Tr
 export function prepareNftablesTrace(files: InputFile[], opts: TraceOptions): PreparedTracer {
   const model = loadModel(files, opts, opts.strict);
   const warnings = [...model.warnings];
-  const tables = compileTables(model, opts.tableName, warnings, opts.layout);
+  const tables = compileTables(model, { tableName: opts.tableName, layout: opts.layout }, warnings, StatementStore);
   failOnWarnings(opts.strict, warnings);
   return { warnings, trace: tableTracer(model, tables) };
 }

@@ -5,7 +5,7 @@ import { InternalError } from '../../diag/diagnostic.js';
 import { formatIP } from '../../net/ip.js';
 import type { Stmt, Verdict } from '../../nft/expr.js';
 import type { Element } from '../../nft/objects.js';
-import { markHex, verdictText } from '../../nft/text.js';
+import { markHex, verdictText } from '../../nft/expr-text.js';
 import { hostPort } from '../packet.js';
 import type { NodeEnv, PacketState } from './state.js';
 import { compileExpr, compileValue, datumText, type SetIndex } from './values.js';

@@ -5,6 +5,7 @@
 // destroy(), which the suite calls in afterAll and which is safe to call twice or after a
 // failed build.
 import { kproxc } from '../kproxc.js';
+import type { Layout } from '../../../src/backends/nftables/layout.js';
 import type { Netns } from '../netns.js';
 import { type HarnessConfig, planTopology, type TopologyPlan } from './plan.js';
 import { probe, type ProbeJob, type ProbeResult, type Server, startServer } from './processes.js';
@@ -23,7 +24,7 @@ export interface NodeBackend {
   teardown(): void;
 }
 
-export type NftLayout = 'kube-proxy' | 'fast-load';
+export type NftLayout = Layout;
 
 /** `kproxc compile --layout LAYOUT FILE | nft -f -` on the node: a full, atomic replace of its tables. */
 export function nftablesNode(): NodeBackend {

@@ -5,9 +5,9 @@
 // the same order, the same updates on the same paths: element for element the state of
 // kube-proxy's sets.
 import { createHash } from 'node:crypto';
-import { InternalError } from '../../../diag/diagnostic.js';
 import { concat, goto, setref, type Expr, type Stmt } from '../../../nft/expr.js';
-import type { BaseTableBuilder } from '../../../nft/ruleset.js';
+import type { KeyPart } from '../../../nft/objects.js';
+import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { AffinityForm } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import type { EndpointNames } from '../names.js';
@@ -31,33 +31,35 @@ export function affinityConstants(setName: string): [number, number] {
   return [h.readUInt32BE(0) >>> 1, h.readUInt32BE(4) >>> 1];
 }
 
-/** A table-wide affinity set; one per table made, since it remembers the constants it gave. */
-export function tableWideAffinity(): AffinityForm {
-  const owners = new Map<string, string>();
-  const keyOf = (ctx: FamilyContext, ep: EndpointNames): Expr => {
-    const [a, b] = affinityConstants(ep.affinitySet);
-    // Two endpoints with the same 62 bits would share their clients: never silently.
-    const id = `${a}.${b}`;
-    const owner = owners.get(id);
-    if (owner === undefined) owners.set(id, ep.affinitySet);
-    else if (owner !== ep.affinitySet) throw new InternalError(`affinity constants ${id} of ${ep.affinitySet} are those of ${owner}`);
-    return concat(ctx.saddr, constant(a), constant(b));
-  };
-  return {
-    // Declared with the first endpoint that has affinity; the same set again is no change.
-    declare(b: BaseTableBuilder, ctx: FamilyContext) {
-      b.set({
-        name: AFFINITY_SET,
-        kind: 'set',
-        keyType: [ctx.addrType, 'integer', 'integer'],
-        typeof: concat(ctx.saddr, { t: 'numgen', mod: 1 }, { t: 'numgen', mod: 1 }),
-        size: AFFINITY_SET_SIZE,
-        flags: ['dynamic', 'timeout'],
-        // Every element has its own; this one is never used.
-        timeoutSeconds: 10800,
-      });
-    },
-    lookup: (ctx, ep): Stmt[] => [{ t: 'match', left: keyOf(ctx, ep), op: '==', right: setref(AFFINITY_SET) }, goto(ep.chain)],
-    update: (ctx, plan, ep): Stmt => ({ t: 'update', set: AFFINITY_SET, key: keyOf(ctx, ep), timeoutSeconds: plan.sp.affinityTimeout }),
-  };
-}
+/** The parts of an endpoint's members after the client's address: its two constants. */
+const constantParts = (ep: EndpointNames): KeyPart[] => affinityConstants(ep.affinitySet).map((n) => ({ t: 'int', n }) as const);
+
+const keyOf = (ctx: FamilyContext, ep: EndpointNames): Expr => {
+  const [a, b] = affinityConstants(ep.affinitySet);
+  return concat(ctx.saddr, constant(a), constant(b));
+};
+
+/**
+ * The table-wide affinity set. Each endpoint chain that writes it is recorded as the owner
+ * of its constants (TableBuilder.manage): the diff reads there which members belong to
+ * an endpoint still wanted, and the builder refuses two endpoints with the same 62 bits,
+ * which would silently share their clients.
+ */
+export const TABLE_WIDE_AFFINITY: AffinityForm = {
+  // Declared with the first endpoint that has affinity; the same set again is no change.
+  declare(b: TableBuilder, ctx: FamilyContext, _plan, ep: EndpointNames) {
+    b.set({
+      name: AFFINITY_SET,
+      kind: 'set',
+      keyType: [ctx.addrType, 'integer', 'integer'],
+      typeof: concat(ctx.saddr, { t: 'numgen', mod: 1 }, { t: 'numgen', mod: 1 }),
+      size: AFFINITY_SET_SIZE,
+      flags: ['dynamic', 'timeout'],
+      // Every element has its own; this one is never used.
+      timeoutSeconds: 10800,
+    });
+    b.manage(AFFINITY_SET, ep.chain, constantParts(ep));
+  },
+  lookup: (ctx, ep): Stmt[] => [{ t: 'match', left: keyOf(ctx, ep), op: '==', right: setref(AFFINITY_SET) }, goto(ep.chain)],
+  update: (ctx, plan, ep): Stmt => ({ t: 'update', set: AFFINITY_SET, key: keyOf(ctx, ep), timeoutSeconds: plan.sp.affinityTimeout }),
+};

@@ -3,11 +3,11 @@
 // so `return` resumes the base chain exactly where falling off kube-proxy's
 // `ip saddr != { ... } drop` does.
 import { eq, verdict } from '../../../nft/expr.js';
-import type { BaseTableBuilder } from '../../../nft/ruleset.js';
+import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { FamilyContext } from '../context.js';
 import type { ServicePortPlan } from '../plan.js';
 
-export function emitRuleFirewall(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
+export function emitRuleFirewall(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void {
   if (!plan.usesFirewall) return;
   const chain = plan.chains.firewall;
   b.chain({ name: chain });

@@ -4,15 +4,15 @@
 // the same).
 import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
 import type { ServicePortEmitters } from '../layout.js';
-import { tableWideAffinity } from './affinity.js';
+import { TABLE_WIDE_AFFINITY } from './affinity.js';
 import { emitRuleFirewall } from './firewall.js';
 import { emitUniformSelection } from './selection.js';
 
-/** One table's emitters: the affinity set remembers the constants it gave. */
+/** One table's emitters, with the table-wide affinity set or (JSON output) kube-proxy's per-endpoint sets. */
 export function fastLoadEmitters(affinity: 'table-wide' | 'per-endpoint'): ServicePortEmitters {
   return {
     firewall: emitRuleFirewall,
     selection: emitUniformSelection,
-    affinity: affinity === 'table-wide' ? tableWideAffinity() : PER_ENDPOINT_AFFINITY,
+    affinity: affinity === 'table-wide' ? TABLE_WIDE_AFFINITY : PER_ENDPOINT_AFFINITY,
   };
 }

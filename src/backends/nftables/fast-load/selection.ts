@@ -3,7 +3,7 @@
 // costs the kernel a walk of the whole load transaction; rules cost nothing of the kind.
 import type { Endpoint } from '../../../model/types.js';
 import { eq, goto, num, type Stmt } from '../../../nft/expr.js';
-import type { BaseTableBuilder } from '../../../nft/ruleset.js';
+import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { AffinityForm } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import type { ServicePortPlan } from '../plan.js';
@@ -22,7 +22,7 @@ export function uniformChoice(targets: string[]): Stmt[][] {
 }
 
 /** The endpoint choice of a Service-port chain: affinity first, in the chain's order, then the rules above. */
-export function emitUniformSelection(b: BaseTableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
+export function emitUniformSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   const names = plan.endpointNames(endpoints);
   if (plan.sp.affinityTimeout !== undefined) {
     for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });

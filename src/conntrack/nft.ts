@@ -1,0 +1,73 @@
+// `diff --conntrack` for the nftables backend: where the live tables send UDP Service
+// traffic, read from kube-proxy's layout (the service-ips and service-nodeports maps name
+// a Service port's chain; its endpoint chains' names give the endpoints' addresses), and
+// the clean-up as commands of the conntrack tool. The compiled tables are read the same
+// way, so both sides agree on what "translated" means.
+import { parseEndpointChain, parseServicePortChain, SERVICE_IPS_MAP, SERVICE_NODEPORTS_MAP } from '../backends/nftables/names.js';
+import { contentsView, type LiveTableView } from '../live/view.js';
+import { servicePortKey, type FamilyModel } from '../model/types.js';
+import { compareIP, formatIP, type IP, type IPFamily } from '../net/ip.js';
+import type { TableContents } from '../nft/ruleset.js';
+import { conntrackSnapshot, type ConntrackSnapshot } from './snapshot.js';
+import { conntrackScript, staleDeletes, type ConntrackDelete, type ConntrackLive, type ScriptForm } from './stale.js';
+
+const UDP = ' . udp . ';
+
+/** What the live table did with UDP destinations: which endpoint addresses each one's map element reaches. */
+function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
+  // Each UDP Service port's endpoint addresses (servicePortKey), from its endpoint chains.
+  const endpointsOf = new Map<string, IP[]>();
+  for (let i = 0; i < view.chainCount; i++) {
+    const ep = parseEndpointChain(view.chainName(i));
+    if (!ep || ep.id.protocol !== 'UDP' || ep.ip.family !== family) continue;
+    const key = servicePortKey(ep.id);
+    const list = endpointsOf.get(key);
+    if (!list) endpointsOf.set(key, [ep.ip]);
+    else if (!list.some((x) => compareIP(x, ep.ip) === 0)) list.push(ep.ip);
+  }
+  const services = new Map<string, IP[]>();
+  const nodePorts = new Map<number, IP[]>();
+  for (const s of view.sets) {
+    const name = s.set.name;
+    if (name !== SERVICE_IPS_MAP && name !== SERVICE_NODEPORTS_MAP) continue;
+    s.keys.forEach((key, i) => {
+      if (!key.includes(UDP) && !key.startsWith('udp . ')) return;
+      const [value] = JSON.parse(s.valueKey(i)) as [{ target?: string } | null];
+      const chain = value?.target ? parseServicePortChain(value.target) : undefined;
+      const endpoints = (chain && endpointsOf.get(servicePortKey(chain.id))) || [];
+      if (name === SERVICE_NODEPORTS_MAP) nodePorts.set(Number(key.slice('udp . '.length)), endpoints);
+      else services.set(key.replace(UDP, ' '), endpoints);
+    });
+  }
+  return { services, nodePorts };
+}
+
+const familyOf = (view: LiveTableView): IPFamily => (view.table.family === 'ip6' ? 6 : 4);
+
+const byFamily = (views: LiveTableView[]): Map<IPFamily, ConntrackLive> => new Map(views.map((v) => [familyOf(v), readLive(v, familyOf(v))]));
+
+/** The deletes that moving from the live tables to the wanted ones asks for (stale.ts staleDeletes). */
+export function conntrackDeletes(snapshot: ConntrackSnapshot, live: LiveTableView[], wanted: LiveTableView[]): ConntrackDelete[] {
+  return staleDeletes(snapshot, byFamily(live), byFamily(wanted));
+}
+
+/** One command as the conntrack tool takes it. */
+export function commandText(d: ConntrackDelete): string {
+  const words = ['conntrack', '-D'];
+  if (d.family === 6) words.push('-f', 'ipv6');
+  words.push('-p', 'udp');
+  if (d.origDst) words.push('--orig-dst', formatIP(d.origDst));
+  words.push('--orig-port-dst', String(d.origPortDst), '--reply-src', formatIP(d.replySrc));
+  return words.join(' ');
+}
+
+/** `conntrack -D` exits 1 when no entry matched, the common and harmless case: each line goes on past it. */
+export const NFT_SCRIPT: ScriptForm = {
+  header: '# Run after the nft transaction is applied (sh FILE): clears UDP entries the new rules would not make.',
+  line: (d) => `${commandText(d)} || true`,
+};
+
+/** The script `diff --conntrack` writes: the live tables against the compiled ones, for the new snapshot. */
+export function nftConntrackScript(model: { families: FamilyModel[] }, live: LiveTableView[], wanted: TableContents[]): string {
+  return conntrackScript(conntrackDeletes(conntrackSnapshot(model), live, wanted.map(contentsView)), NFT_SCRIPT);
+}
