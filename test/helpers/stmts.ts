@@ -34,7 +34,7 @@ const leafExprArb: fc.Arbitrary<Expr> = fc.oneof(
     field: fc.constantFrom('saddr', 'daddr', 'dport') as fc.Arbitrary<'saddr'>,
   }),
   fc.record({ t: fc.constant('meta' as const), key: fc.constantFrom('l4proto', 'mark', 'iifname') as fc.Arbitrary<'mark'> }),
-  fc.constant<Expr>({ t: 'ct', key: 'state' }),
+  fc.constantFrom<Expr>({ t: 'ct', key: 'state' }, { t: 'ct', key: 'status' }),
   fc.record({ t: fc.constant('fib' as const), flag: fc.constantFrom('saddr', 'daddr') as fc.Arbitrary<'saddr'>, result: fc.constant('type' as const) }),
   fc.integer({ min: 1, max: 64 }).map((mod): Expr => ({ t: 'numgen', mod })),
   // A constant in a key (fast-load's affinity set): offsets below 2^31, as kproxc writes them.
@@ -57,7 +57,7 @@ function valueFor(left: Expr): fc.Arbitrary<Value> {
   const ref = nameArb.map((name): Value => ({ t: 'setref', name }));
   switch (left.t) {
     case 'ct':
-      return fc.oneof(fc.constant<Value>({ t: 'sym', s: 'new' }), ref);
+      return fc.oneof(fc.constant<Value>({ t: 'sym', s: left.key === 'state' ? 'new' : 'dnat' }), ref);
     case 'fib':
       return fc.oneof(fc.constant<Value>({ t: 'sym', s: 'local' }), ref);
     case 'meta':

@@ -23,9 +23,9 @@ export const STMT_LISTING: { [K in Stmt['t']]: ListingReader } = {
     if (!opMatch) return null;
     const left = r.expr();
     if (left === null || !r.lit(', "right": ')) return null;
-    // nft lists `ct state new` with the operator "in", and only that one.
+    // nft lists `ct state new` and `ct status dnat` with the operator "in", and only those.
     const op = opMatch[1];
-    if ((op === 'in') !== (r.left === Left.CtState) && op !== '!=') return null;
+    if ((op === 'in') !== (r.left === Left.CtState || r.left === Left.CtStatus) && op !== '!=') return null;
     const right = r.value();
     if (right === null || !r.lit('}}')) return null;
     if (r.left === Left.Masked) return [...left, ` ${op} `, ...right];

@@ -2,7 +2,7 @@
 // expressions, dispatch is a table keyed by every statement kind of expr.ts, and an unknown
 // kind fails the compile of its rule.
 import { InternalError } from '../../diag/diagnostic.js';
-import { formatIP } from '../../net/ip.js';
+import { formatIP, ipEquals, type IP } from '../../net/ip.js';
 import type { Stmt, Verdict } from '../../nft/expr.js';
 import type { Element } from '../../nft/objects.js';
 import { markHex, verdictText } from '../../nft/expr-text.js';
@@ -86,13 +86,7 @@ const STMTS: StmtCompilers = {
     s.masqueraded = true;
     return { t: 'end', end: 'accept', action: `masquerade${st.fullyRandom ? ' fully-random' : ''}: the source becomes the outgoing interface's address` };
   },
-  dnat: (st) => (s) => {
-    if (st.ip.family !== s.daddr.family) throw new InternalError(`dnat to ${formatIP(st.ip)} in a table of the other family`);
-    s.daddr = st.ip;
-    s.dport = st.port;
-    s.dnat = { ip: st.ip, port: st.port };
-    return { t: 'end', end: 'accept', action: `dnat to ${hostPort(st.ip, st.port)}` };
-  },
+  dnat: (st) => (s) => applyDnat(s, st.ip, st.port),
   update: (st) => {
     const key = compileExpr(st.key);
     return (s, env) => {
@@ -108,6 +102,21 @@ const STMTS: StmtCompilers = {
   },
   reject: () => () => ({ t: 'end', end: 'reject', action: 'reject' }),
 };
+
+/**
+ * Destination NAT of the packet: its destination address and port replaced, the endpoint
+ * recorded, and the connection's DNAT status bit set when that changed them (the kernel
+ * sets IPS_DST_NAT only for a translation that changes the tuple). It accepts the packet
+ * for this hook.
+ */
+function applyDnat(s: PacketState, to: IP, port: number): StmtResult {
+  if (to.family !== s.daddr.family) throw new InternalError(`dnat to ${formatIP(to)} in a table of the other family`);
+  if (!ipEquals(s.daddr, to) || s.dport !== port) s.ctStatusDnat = true;
+  s.daddr = to;
+  s.dport = port;
+  s.dnat = { ip: to, port };
+  return { t: 'end', end: 'accept', action: `dnat to ${hostPort(to, port)}` };
+}
 
 export function compileStmt(st: Stmt, t: TableIndex): StmtFn {
   const c = (STMTS as Record<string, ((st: Stmt, t: TableIndex) => StmtFn) | undefined>)[st.t];
