@@ -39,6 +39,12 @@ export type Stmt =
   | { t: 'mark-set'; op: 'or' | 'xor'; value: number }
   | { t: 'masquerade'; fullyRandom: boolean }
   | { t: 'dnat'; ip: IP; port: number }
+  /**
+   * `dnat ip addr . port to numgen random mod N map { 0 : A . P , ... }`: destination NAT to
+   * one of N endpoints drawn at random, without a chain per endpoint. The family is the
+   * addresses' (every target has the same one).
+   */
+  | { t: 'numgen-dnat'; mod: number; targets: { ip: IP; port: number }[] }
   | { t: 'update'; set: string; key: Expr; timeoutSeconds?: number }
   | { t: 'reject' };
 

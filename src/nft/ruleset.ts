@@ -320,6 +320,7 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
     case 'mark-set':
     case 'masquerade':
     case 'dnat':
+    case 'numgen-dnat':
     case 'reject':
       return;
     default:

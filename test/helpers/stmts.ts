@@ -98,6 +98,16 @@ export const stmtArbs: { [K in Stmt['t']]: fc.Arbitrary<StmtOf<K>> } = {
     .map(([op, value]): StmtOf<'mark-set'> => ({ t: 'mark-set', op, value })),
   masquerade: fc.boolean().map((fullyRandom): StmtOf<'masquerade'> => ({ t: 'masquerade', fullyRandom })),
   dnat: fc.tuple(fc.oneof(ipv4Arb, ipv6Arb), fc.integer({ min: 0, max: 65535 })).map(([ip, port]): StmtOf<'dnat'> => ({ t: 'dnat', ip, port })),
+  // One family for every target; mod is one per target as kproxc writes it, or any.
+  'numgen-dnat': fc
+    .tuple(fc.boolean(), fc.integer({ min: 1, max: 6 }))
+    .chain(([v6, n]) =>
+      fc.tuple(
+        fc.array(fc.tuple(v6 ? ipv6Arb : ipv4Arb, fc.integer({ min: 0, max: 65535 })), { minLength: n, maxLength: n }),
+        fc.oneof(fc.constant(n), fc.integer({ min: 1, max: 64 })),
+      ),
+    )
+    .map(([targets, mod]): StmtOf<'numgen-dnat'> => ({ t: 'numgen-dnat', mod, targets: targets.map(([ip, port]) => ({ ip, port })) })),
   update: fc
     .tuple(nameArb, exprArb, fc.option(fc.integer({ min: 1, max: 86400 }), { nil: undefined }))
     .map(([set, key, timeoutSeconds]): StmtOf<'update'> => (timeoutSeconds === undefined ? { t: 'update', set, key } : { t: 'update', set, key, timeoutSeconds })),

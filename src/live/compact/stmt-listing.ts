@@ -84,6 +84,25 @@ export const STMT_LISTING: { [K in Stmt['t']]: ListingReader } = {
     const a: Part = { hole: addr, as: v6 ? 'v6' : 'raw' };
     return v6 ? ['dnat to [', a, ']:', { hole: port, as: 'raw' }] : ['dnat to ', a, ':', { hole: port, as: 'raw' }];
   },
+  'numgen-dnat'(r) {
+    // {"family": "ip", "addr": {"map": {"key": NUMGEN, "data": {"set": [[0, {"concat": ["A", P]}], ...]}}}}
+    const v6 = r.lit('{"family": "ip6", ');
+    if (!v6 && !r.lit('{"family": "ip", ')) return null;
+    if (!r.lit(`"addr": {"map": {"key": ${NUMGEN}`)) return null;
+    const mod = r.hole(INT);
+    if (mod === null || !r.lit(', "offset": 0}}, "data": {"set": [')) return null;
+    const text: Part[] = [`dnat ${v6 ? 'ip6' : 'ip'} addr . port to numgen random mod `, { hole: mod, as: 'raw' }, ' map { '];
+    for (let i = 0; ; i++) {
+      if (!r.lit(`[${i}, {"concat": ["`)) return null;
+      const addr = r.hole(v6 ? IPV6 : IPV4);
+      const port = addr !== null && r.lit('", ') ? r.hole(INT) : null;
+      if (port === null || !r.lit(']}]')) return null;
+      text.push(`${i} : `, { hole: addr!, as: v6 ? 'v6' : 'raw' }, ' . ', { hole: port, as: 'raw' });
+      if (r.lit(']}}}}}')) return [...text, ' }'];
+      if (!r.lit(', ')) return null;
+      text.push(' , ');
+    }
+  },
   update(r) {
     if (!r.lit('{"op": "update", "elem": ')) return null;
     // With its own timeout the key is wrapped: {"elem": {"val": KEY, "timeout": N}}.

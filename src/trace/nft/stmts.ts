@@ -16,15 +16,20 @@ export type StmtResult =
   /** The rule stops here without a verdict: a match failed or a map has no element. */
   | { t: 'stop'; action?: string }
   | { t: 'verdict'; v: Verdict; action?: string }
-  /** Each verdict is a branch the packet may take; all of them are followed. */
-  | { t: 'fork'; vs: Verdict[]; action: string }
+  /** Each branch is a way the packet may go, on its own copy of the packet; all of them are followed. */
+  | { t: 'fork'; branches: ForkBranch[]; action: string }
   /**
    * A random draw the rule may pass or fail (`numgen random mod K 0`): both are followed,
    * one branch carrying on with the rule's next statement, the other with the next rule.
    */
   | { t: 'split'; action: string }
   /** NAT statements accept the packet for this hook; reject ends it. */
-  | { t: 'end'; end: 'accept' | 'reject'; action: string };
+  | EndResult;
+
+type EndResult = { t: 'end'; end: 'accept' | 'reject'; action: string };
+
+/** What one branch of a fork does to its copy of the packet; the action says which branch it is. */
+export type ForkBranch = (s: PacketState) => { t: 'verdict'; v: Verdict; action: string } | EndResult;
 
 export type StmtFn = (s: PacketState, env: NodeEnv) => StmtResult;
 
@@ -73,10 +78,13 @@ const STMTS: StmtCompilers = {
       return { t: 'verdict', v: e.value, action: `matched ${st.map} element ${k} → ${verdictText(e.value)}` };
     };
   },
-  'numgen-vmap': (st) => () =>
-    st.targets.length === 1
-      ? { t: 'verdict', v: st.targets[0], action: `numgen random mod 1: the only endpoint → ${verdictText(st.targets[0])}` }
-      : { t: 'fork', vs: st.targets, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` },
+  'numgen-vmap': (st) => {
+    const branches = st.targets.map((v): ForkBranch => () => ({ t: 'verdict', v, action: verdictText(v) }));
+    return () =>
+      st.targets.length === 1
+        ? { t: 'verdict', v: st.targets[0], action: `numgen random mod 1: the only endpoint → ${verdictText(st.targets[0])}` }
+        : { t: 'fork', branches, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` };
+  },
   verdict: (st) => () => ({ t: 'verdict', v: st.v }),
   'mark-set': (st) => (s) => {
     s.mark = (st.op === 'or' ? s.mark | st.value : s.mark ^ st.value) >>> 0;
@@ -87,6 +95,16 @@ const STMTS: StmtCompilers = {
     return { t: 'end', end: 'accept', action: `masquerade${st.fullyRandom ? ' fully-random' : ''}: the source becomes the outgoing interface's address` };
   },
   dnat: (st) => (s) => applyDnat(s, st.ip, st.port),
+  'numgen-dnat': (st) => {
+    // One branch per element: kproxc's map has one per draw (makeRule checks it).
+    if (st.targets.length !== st.mod) throw new InternalError(`numgen random mod ${st.mod} with ${st.targets.length} targets cannot be traced draw by draw`);
+    if (st.targets.length === 1) {
+      const [only] = st.targets;
+      return (s) => ({ ...applyDnat(s, only.ip, only.port), action: `numgen random mod 1: the only endpoint → dnat to ${hostPort(only.ip, only.port)}` });
+    }
+    const branches = st.targets.map((x): ForkBranch => (s) => applyDnat(s, x.ip, x.port));
+    return () => ({ t: 'fork', branches, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` });
+  },
   update: (st) => {
     const key = compileExpr(st.key);
     return (s, env) => {
@@ -109,7 +127,7 @@ const STMTS: StmtCompilers = {
  * sets IPS_DST_NAT only for a translation that changes the tuple). It accepts the packet
  * for this hook.
  */
-function applyDnat(s: PacketState, to: IP, port: number): StmtResult {
+function applyDnat(s: PacketState, to: IP, port: number): EndResult {
   if (to.family !== s.daddr.family) throw new InternalError(`dnat to ${formatIP(to)} in a table of the other family`);
   if (!ipEquals(s.daddr, to) || s.dport !== port) s.ctStatusDnat = true;
   s.daddr = to;
