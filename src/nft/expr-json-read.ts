@@ -30,7 +30,10 @@ export function readExpr(j: Json): Expr | null {
     const key = oneOf(j.meta.key, META_KEYS);
     return key ? { t: 'meta', key } : null;
   }
-  if (isObj(j.ct)) return j.ct.key === 'state' ? { t: 'ct', key: 'state' } : null;
+  if (isObj(j.ct)) {
+    const key = oneOf(j.ct.key, ['state', 'status'] as const);
+    return key ? { t: 'ct', key } : null;
+  }
   if (isObj(j.fib)) {
     const flags = j.fib.flags;
     const flag = Array.isArray(flags) && flags.length === 1 ? oneOf(flags[0], ['saddr', 'daddr'] as const) : null;
@@ -88,8 +91,10 @@ function readAddressValue(j: Json): Value | null {
 export function readValue(left: Expr, j: Json): Value | null {
   if (typeof j === 'string' && j.startsWith('@')) return { t: 'setref', name: j.slice(1) };
   switch (left.t) {
-    case 'ct':
-      return j === 'new' ? { t: 'sym', s: 'new' } : null;
+    case 'ct': {
+      const flag = left.key === 'state' ? 'new' : 'dnat';
+      return j === flag ? { t: 'sym', s: flag } : null;
+    }
     case 'fib':
       return j === 'local' ? { t: 'sym', s: 'local' } : null;
     case 'meta':

@@ -75,9 +75,11 @@ function primary(t: Tokens): Expr {
       return { t: 'meta', key: 'mark' };
     case 'iifname':
       return { t: 'meta', key: 'iifname' };
-    case 'ct':
-      t.expect('state');
-      return { t: 'ct', key: 'state' };
+    case 'ct': {
+      const key = t.next();
+      if (key !== 'state' && key !== 'status') throw NOT_OURS;
+      return { t: 'ct', key };
+    }
     case 'fib': {
       const flag = t.next();
       if (flag !== 'saddr' && flag !== 'daddr') throw NOT_OURS;
@@ -129,9 +131,11 @@ export function value(t: Tokens, left: Expr): Value {
   const w = t.next();
   if (w.startsWith('@')) return { t: 'setref', name: name(w.slice(1)) };
   switch (left.t) {
-    case 'ct':
-      if (w !== 'new') throw NOT_OURS;
-      return { t: 'sym', s: 'new' };
+    case 'ct': {
+      const flag = left.key === 'state' ? 'new' : 'dnat';
+      if (w !== flag) throw NOT_OURS;
+      return { t: 'sym', s: flag };
+    }
     case 'fib':
       if (w !== 'local') throw NOT_OURS;
       return { t: 'sym', s: 'local' };

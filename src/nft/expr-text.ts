@@ -72,7 +72,7 @@ export function writeExpr(o: TextOut, e: Expr): void {
       o.str(e.key === 'l4proto' ? 'meta l4proto' : e.key);
       return;
     case 'ct':
-      o.str('ct state');
+      o.str(e.key === 'state' ? 'ct state' : 'ct status');
       return;
     case 'fib':
       o.str('fib ');

@@ -13,7 +13,8 @@ export type Verdict =
 export type Expr =
   | { t: 'payload'; proto: 'ip' | 'ip6' | 'th' | 'tcp' | 'udp' | 'sctp'; field: 'saddr' | 'daddr' | 'dport' }
   | { t: 'meta'; key: 'l4proto' | 'mark' | 'iifname' }
-  | { t: 'ct'; key: 'state' }
+  /** `ct state` (compared with `new`), `ct status` (with `dnat`: the connection's destination was translated). */
+  | { t: 'ct'; key: 'state' | 'status' }
   | { t: 'fib'; flag: 'saddr' | 'daddr'; result: 'type' }
   | { t: 'concat'; parts: Expr[] }
   | { t: 'and'; left: Expr; mask: number }
@@ -25,7 +26,7 @@ export type Value =
   | { t: 'ip'; ip: IP }
   | { t: 'prefix'; cidr: CIDR }
   | { t: 'num'; n: number }
-  | { t: 'sym'; s: 'new' | 'local' | 'tcp' | 'udp' | 'sctp' }
+  | { t: 'sym'; s: 'new' | 'dnat' | 'local' | 'tcp' | 'udp' | 'sctp' }
   | { t: 'str'; s: string } // quoted: interface names (with a trailing * wildcard)
   | { t: 'setref'; name: string }
   | { t: 'anonset'; items: Value[] };
@@ -38,6 +39,12 @@ export type Stmt =
   | { t: 'mark-set'; op: 'or' | 'xor'; value: number }
   | { t: 'masquerade'; fullyRandom: boolean }
   | { t: 'dnat'; ip: IP; port: number }
+  /**
+   * `dnat ip addr . port to numgen random mod N map { 0 : A . P , ... }`: destination NAT to
+   * one of N endpoints drawn at random, without a chain per endpoint. The family is the
+   * addresses' (every target has the same one).
+   */
+  | { t: 'numgen-dnat'; mod: number; targets: { ip: IP; port: number }[] }
   | { t: 'update'; set: string; key: Expr; timeoutSeconds?: number }
   | { t: 'reject' };
 
@@ -59,3 +66,4 @@ export const jump = (target: string): Stmt => ({ t: 'verdict', v: { kind: 'jump'
 export const goto = (target: string): Stmt => ({ t: 'verdict', v: { kind: 'goto', target } });
 export const verdict = (v: Verdict): Stmt => ({ t: 'verdict', v });
 export const ctStateNew: Stmt = { t: 'match', left: { t: 'ct', key: 'state' }, op: '==', right: { t: 'sym', s: 'new' } };
+export const ctStatusDnat: Stmt = { t: 'match', left: { t: 'ct', key: 'status' }, op: '==', right: { t: 'sym', s: 'dnat' } };

@@ -126,7 +126,22 @@ export function makeSet(s: NftSet): NftSet {
 export function makeRule(r: NewRule): NewRule {
   checkComment(r.comment);
   if (r.stmts.length === 0) throw new InternalError(`empty rule in chain ${r.chain}`);
+  for (const s of r.stmts) if (s.t === 'numgen-dnat') checkNumgenDnat(s, r.chain);
   return r;
+}
+
+/**
+ * A numgen DNAT map has one element per draw (nft refuses an empty map; a draw with no
+ * element would end the rule, an element no draw reaches would never be used), and its
+ * targets are of one family, the one its `dnat ip`/`dnat ip6` names.
+ */
+function checkNumgenDnat(s: Extract<Stmt, { t: 'numgen-dnat' }>, chain: string): void {
+  const n = s.targets.length;
+  if (n === 0 || s.mod !== n) throw new InternalError(`numgen dnat map in chain ${chain} has ${n} targets for mod ${s.mod}`);
+  for (const t of s.targets) {
+    if (t.ip.family !== s.targets[0].ip.family) throw new InternalError(`numgen dnat map in chain ${chain} mixes address families`);
+    if (!(Number.isInteger(t.port) && t.port >= 0 && t.port <= 65535)) throw new InternalError(`port ${t.port} out of range in chain ${chain}`);
+  }
 }
 
 export const isUint32 = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= 0xffffffff;

@@ -383,6 +383,7 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
     case 'mark-set':
     case 'masquerade':
     case 'dnat':
+    case 'numgen-dnat':
     case 'reject':
       return;
     default:

@@ -34,7 +34,7 @@ const leafExprArb: fc.Arbitrary<Expr> = fc.oneof(
     field: fc.constantFrom('saddr', 'daddr', 'dport') as fc.Arbitrary<'saddr'>,
   }),
   fc.record({ t: fc.constant('meta' as const), key: fc.constantFrom('l4proto', 'mark', 'iifname') as fc.Arbitrary<'mark'> }),
-  fc.constant<Expr>({ t: 'ct', key: 'state' }),
+  fc.constantFrom<Expr>({ t: 'ct', key: 'state' }, { t: 'ct', key: 'status' }),
   fc.record({ t: fc.constant('fib' as const), flag: fc.constantFrom('saddr', 'daddr') as fc.Arbitrary<'saddr'>, result: fc.constant('type' as const) }),
   fc.integer({ min: 1, max: 64 }).map((mod): Expr => ({ t: 'numgen', mod })),
   // A constant in a key (fast-load's affinity set): offsets below 2^31, as kproxc writes them.
@@ -57,7 +57,7 @@ function valueFor(left: Expr): fc.Arbitrary<Value> {
   const ref = nameArb.map((name): Value => ({ t: 'setref', name }));
   switch (left.t) {
     case 'ct':
-      return fc.oneof(fc.constant<Value>({ t: 'sym', s: 'new' }), ref);
+      return fc.oneof(fc.constant<Value>({ t: 'sym', s: left.key === 'state' ? 'new' : 'dnat' }), ref);
     case 'fib':
       return fc.oneof(fc.constant<Value>({ t: 'sym', s: 'local' }), ref);
     case 'meta':
@@ -98,6 +98,16 @@ export const stmtArbs: { [K in Stmt['t']]: fc.Arbitrary<StmtOf<K>> } = {
     .map(([op, value]): StmtOf<'mark-set'> => ({ t: 'mark-set', op, value })),
   masquerade: fc.boolean().map((fullyRandom): StmtOf<'masquerade'> => ({ t: 'masquerade', fullyRandom })),
   dnat: fc.tuple(fc.oneof(ipv4Arb, ipv6Arb), fc.integer({ min: 0, max: 65535 })).map(([ip, port]): StmtOf<'dnat'> => ({ t: 'dnat', ip, port })),
+  // One family for every target; mod is one per target as kproxc writes it, or any.
+  'numgen-dnat': fc
+    .tuple(fc.boolean(), fc.integer({ min: 1, max: 6 }))
+    .chain(([v6, n]) =>
+      fc.tuple(
+        fc.array(fc.tuple(v6 ? ipv6Arb : ipv4Arb, fc.integer({ min: 0, max: 65535 })), { minLength: n, maxLength: n }),
+        fc.oneof(fc.constant(n), fc.integer({ min: 1, max: 64 })),
+      ),
+    )
+    .map(([targets, mod]): StmtOf<'numgen-dnat'> => ({ t: 'numgen-dnat', mod, targets: targets.map(([ip, port]) => ({ ip, port })) })),
   update: fc
     .tuple(nameArb, exprArb, fc.option(fc.integer({ min: 1, max: 86400 }), { nil: undefined }))
     .map(([set, key, timeoutSeconds]): StmtOf<'update'> => (timeoutSeconds === undefined ? { t: 'update', set, key } : { t: 'update', set, key, timeoutSeconds })),

@@ -28,7 +28,19 @@ const partArb = (t: DataType): fc.Arbitrary<KeyPart> => {
 };
 
 const setArb: fc.Arbitrary<{ set: NftSet; elements: Element[] }> = fc
-  .tuple(fc.constantFrom<DataType[]>(['ipv4_addr'], ['ipv6_addr'], ['ipv4_addr', 'inet_proto', 'inet_service'], ['inet_proto', 'inet_service'], ['ipv6_addr', 'inet_proto', 'inet_service']), fc.boolean())
+  .tuple(
+    fc.constantFrom<DataType[]>(
+      ['ipv4_addr'],
+      ['ipv6_addr'],
+      ['ipv4_addr', 'inet_proto', 'inet_service'],
+      ['inet_proto', 'inet_service'],
+      ['ipv6_addr', 'inet_proto', 'inet_service'],
+      // kube-proxy's hairpin-connections set: source . destination . protocol . port.
+      ['ipv4_addr', 'ipv4_addr', 'inet_proto', 'inet_service'],
+      ['ipv6_addr', 'ipv6_addr', 'inet_proto', 'inet_service'],
+    ),
+    fc.boolean(),
+  )
   .chain(([keyType, map]) => {
     const set: NftSet = { name: 's', kind: map ? 'map' : 'set', keyType };
     const elementArb = fc.record({

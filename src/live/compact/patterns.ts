@@ -24,6 +24,7 @@ export const enum Left {
   Port, // any dport
   L4proto,
   CtState,
+  CtStatus,
   Fib,
   Masked, // mark and MASK
   Other, // only a set reference (a concat, numgen, th saddr, mark, iifname ...)

@@ -22,12 +22,19 @@ const LEAF = sticky(
   '\\{"(?:' +
     'payload": \\{"protocol": "(ip6?|th|tcp|udp|sctp)", "field": "(saddr|daddr|dport)"\\}' +
     '|meta": \\{"key": "(l4proto|mark|iifname)"\\}' +
-    '|ct": \\{"key": "(state)"\\}' +
+    '|ct": \\{"key": "(state|status)"\\}' +
     '|fib": \\{"result": "type", "flags": \\["(saddr|daddr)"\\]\\}' +
     ')\\}',
 );
 const STMT_KIND = sticky('\\{"([a-z]+)": ');
 const QUOTED_WORD = sticky('"([a-z]+)"');
+/** The words a match compares each of these with. */
+const WORDS = {
+  [Left.L4proto]: /^(tcp|udp|sctp)$/,
+  [Left.CtState]: /^new$/,
+  [Left.CtStatus]: /^dnat$/,
+  [Left.Fib]: /^local$/,
+};
 
 /** A piece of a rule's text: written as is, or made from captured values. */
 export type Part = string | { hole: number; as: 'raw' | 'v6' | 'mark' } | { prefix: [number, number]; v6: boolean };
@@ -233,8 +240,8 @@ export class Recorder {
         return [leaf[3] === 'l4proto' ? 'meta l4proto' : leaf[3]];
       }
       if (leaf[4] !== undefined) {
-        this.left = Left.CtState;
-        return ['ct state'];
+        this.left = leaf[4] === 'state' ? Left.CtState : Left.CtStatus;
+        return [`ct ${leaf[4]}`];
       }
       this.left = Left.Fib;
       return [`fib ${leaf[5]} type`];
@@ -282,10 +289,10 @@ export class Recorder {
       }
       case Left.L4proto:
       case Left.CtState:
+      case Left.CtStatus:
       case Left.Fib: {
         const m = this.piece(QUOTED_WORD);
-        const want = this.left === Left.CtState ? /^new$/ : this.left === Left.Fib ? /^local$/ : /^(tcp|udp|sctp)$/;
-        return m && want.test(m[1]) ? [m[1]] : null;
+        return m && WORDS[this.left].test(m[1]) ? [m[1]] : null;
       }
     }
     return null;

@@ -23,9 +23,9 @@ export const STMT_LISTING: { [K in Stmt['t']]: ListingReader } = {
     if (!opMatch) return null;
     const left = r.expr();
     if (left === null || !r.lit(', "right": ')) return null;
-    // nft lists `ct state new` with the operator "in", and only that one.
+    // nft lists `ct state new` and `ct status dnat` with the operator "in", and only those.
     const op = opMatch[1];
-    if ((op === 'in') !== (r.left === Left.CtState) && op !== '!=') return null;
+    if ((op === 'in') !== (r.left === Left.CtState || r.left === Left.CtStatus) && op !== '!=') return null;
     const right = r.value();
     if (right === null || !r.lit('}}')) return null;
     if (r.left === Left.Masked) return [...left, ` ${op} `, ...right];
@@ -83,6 +83,25 @@ export const STMT_LISTING: { [K in Stmt['t']]: ListingReader } = {
     if (port === null || !r.lit('}}')) return null;
     const a: Part = { hole: addr, as: v6 ? 'v6' : 'raw' };
     return v6 ? ['dnat to [', a, ']:', { hole: port, as: 'raw' }] : ['dnat to ', a, ':', { hole: port, as: 'raw' }];
+  },
+  'numgen-dnat'(r) {
+    // {"family": "ip", "addr": {"map": {"key": NUMGEN, "data": {"set": [[0, {"concat": ["A", P]}], ...]}}}}
+    const v6 = r.lit('{"family": "ip6", ');
+    if (!v6 && !r.lit('{"family": "ip", ')) return null;
+    if (!r.lit(`"addr": {"map": {"key": ${NUMGEN}`)) return null;
+    const mod = r.hole(INT);
+    if (mod === null || !r.lit(', "offset": 0}}, "data": {"set": [')) return null;
+    const text: Part[] = [`dnat ${v6 ? 'ip6' : 'ip'} addr . port to numgen random mod `, { hole: mod, as: 'raw' }, ' map { '];
+    for (let i = 0; ; i++) {
+      if (!r.lit(`[${i}, {"concat": ["`)) return null;
+      const addr = r.hole(v6 ? IPV6 : IPV4);
+      const port = addr !== null && r.lit('", ') ? r.hole(INT) : null;
+      if (port === null || !r.lit(']}]')) return null;
+      text.push(`${i} : `, { hole: addr!, as: v6 ? 'v6' : 'raw' }, ' . ', { hole: port, as: 'raw' });
+      if (r.lit(']}}}}}')) return [...text, ' }'];
+      if (!r.lit(', ')) return null;
+      text.push(' , ');
+    }
   },
   update(r) {
     if (!r.lit('{"op": "update", "elem": ')) return null;

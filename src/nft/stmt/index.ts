@@ -14,6 +14,7 @@ import type { StmtForms } from './forms.js';
 import { markSet } from './mark-set.js';
 import { masquerade } from './masquerade.js';
 import { match } from './match.js';
+import { numgenDnat } from './numgen-dnat.js';
 import { numgenVmap } from './numgen-vmap.js';
 import { reject } from './reject.js';
 import { update } from './update.js';
@@ -30,6 +31,7 @@ export const STMT_FORMS: { [K in Stmt['t']]: StmtForms<Extract<Stmt, { t: K }>> 
   'mark-set': markSet,
   masquerade,
   dnat,
+  'numgen-dnat': numgenDnat,
   update,
   reject,
 };

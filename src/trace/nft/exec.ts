@@ -7,7 +7,6 @@
 // the other goes on with the chain's next rule.
 import { InternalError } from '../../diag/diagnostic.js';
 import type { Verdict } from '../../nft/expr.js';
-import { verdictText } from '../../nft/expr-text.js';
 import type { CompiledRule, Program } from './program.js';
 import { forkState, record, type NodeEnv, type PacketState } from './state.js';
 import type { StmtResult } from './stmts.js';
@@ -77,10 +76,11 @@ function settle(p: Program, env: NodeEnv, chain: string, i: number, s: PacketSta
     case 'verdict':
       return applyVerdict(p, env, chain, i, s, out.v, depth);
     case 'fork':
-      return out.vs.flatMap((v, k) => {
+      return out.branches.flatMap((branch, k) => {
         const b = forkState(s);
-        record(b, { chain, action: `branch ${k + 1} of ${out.vs.length}: ${verdictText(v)}` });
-        return applyVerdict(p, env, chain, i, b, v, depth);
+        const taken = branch(b);
+        record(b, { chain, action: `branch ${k + 1} of ${out.branches.length}: ${taken.action}` });
+        return taken.t === 'verdict' ? applyVerdict(p, env, chain, i, b, taken.v, depth) : [{ state: b, end: taken.end }];
       });
     case 'split': {
       // The draw matched: the rule's remaining statements run on a copy. It did not: the

@@ -71,10 +71,13 @@ export function compileProgram(t: TableContents): Program {
   for (const c of t.chains) {
     const stmts = c.rules.flatMap((r) => ruleStmts(r));
     const updates = stmts.flatMap((st) => (st.t === 'update' ? [{ set: st.set, key: compileExpr(st.key) }] : []));
+    if (updates.length === 0) continue;
     for (const st of stmts) {
-      if (st.t !== 'dnat' || updates.length === 0) continue;
-      const k = hostPort(st.ip, st.port);
-      writers.set(k, [...(writers.get(k) ?? []), ...updates]);
+      const targets = st.t === 'dnat' ? [st] : st.t === 'numgen-dnat' ? st.targets : [];
+      for (const x of targets) {
+        const k = hostPort(x.ip, x.port);
+        writers.set(k, [...(writers.get(k) ?? []), ...updates]);
+      }
     }
   }
   const bases = t.chains

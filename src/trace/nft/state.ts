@@ -24,6 +24,11 @@ export interface PacketState {
   hook: Hook;
   /** The destination after DNAT, when a DNAT statement ran. */
   dnat?: { ip: IP; port: number };
+  /**
+   * The connection's DNAT status bit (`ct status dnat`): set by a DNAT that changed the
+   * destination address or port, as the kernel sets it (nf_nat_setup_info).
+   */
+  ctStatusDnat?: boolean;
   masqueraded: boolean;
   /** Keys added by `update @set` on this path, per set. */
   added: Map<string, Set<string>>;

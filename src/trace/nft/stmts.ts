@@ -2,7 +2,7 @@
 // expressions, dispatch is a table keyed by every statement kind of expr.ts, and an unknown
 // kind fails the compile of its rule.
 import { InternalError } from '../../diag/diagnostic.js';
-import { formatIP } from '../../net/ip.js';
+import { formatIP, ipEquals, type IP } from '../../net/ip.js';
 import type { Stmt, Verdict } from '../../nft/expr.js';
 import type { Element } from '../../nft/objects.js';
 import { markHex, verdictText } from '../../nft/expr-text.js';
@@ -16,15 +16,20 @@ export type StmtResult =
   /** The rule stops here without a verdict: a match failed or a map has no element. */
   | { t: 'stop'; action?: string }
   | { t: 'verdict'; v: Verdict; action?: string }
-  /** Each verdict is a branch the packet may take; all of them are followed. */
-  | { t: 'fork'; vs: Verdict[]; action: string }
+  /** Each branch is a way the packet may go, on its own copy of the packet; all of them are followed. */
+  | { t: 'fork'; branches: ForkBranch[]; action: string }
   /**
    * A random draw the rule may pass or fail (`numgen random mod K 0`): both are followed,
    * one branch carrying on with the rule's next statement, the other with the next rule.
    */
   | { t: 'split'; action: string }
   /** NAT statements accept the packet for this hook; reject ends it. */
-  | { t: 'end'; end: 'accept' | 'reject'; action: string };
+  | EndResult;
+
+type EndResult = { t: 'end'; end: 'accept' | 'reject'; action: string };
+
+/** What one branch of a fork does to its copy of the packet; the action says which branch it is. */
+export type ForkBranch = (s: PacketState) => { t: 'verdict'; v: Verdict; action: string } | EndResult;
 
 export type StmtFn = (s: PacketState, env: NodeEnv) => StmtResult;
 
@@ -73,10 +78,13 @@ const STMTS: StmtCompilers = {
       return { t: 'verdict', v: e.value, action: `matched ${st.map} element ${k} → ${verdictText(e.value)}` };
     };
   },
-  'numgen-vmap': (st) => () =>
-    st.targets.length === 1
-      ? { t: 'verdict', v: st.targets[0], action: `numgen random mod 1: the only endpoint → ${verdictText(st.targets[0])}` }
-      : { t: 'fork', vs: st.targets, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` },
+  'numgen-vmap': (st) => {
+    const branches = st.targets.map((v): ForkBranch => () => ({ t: 'verdict', v, action: verdictText(v) }));
+    return () =>
+      st.targets.length === 1
+        ? { t: 'verdict', v: st.targets[0], action: `numgen random mod 1: the only endpoint → ${verdictText(st.targets[0])}` }
+        : { t: 'fork', branches, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` };
+  },
   verdict: (st) => () => ({ t: 'verdict', v: st.v }),
   'mark-set': (st) => (s) => {
     s.mark = (st.op === 'or' ? s.mark | st.value : s.mark ^ st.value) >>> 0;
@@ -86,12 +94,16 @@ const STMTS: StmtCompilers = {
     s.masqueraded = true;
     return { t: 'end', end: 'accept', action: `masquerade${st.fullyRandom ? ' fully-random' : ''}: the source becomes the outgoing interface's address` };
   },
-  dnat: (st) => (s) => {
-    if (st.ip.family !== s.daddr.family) throw new InternalError(`dnat to ${formatIP(st.ip)} in a table of the other family`);
-    s.daddr = st.ip;
-    s.dport = st.port;
-    s.dnat = { ip: st.ip, port: st.port };
-    return { t: 'end', end: 'accept', action: `dnat to ${hostPort(st.ip, st.port)}` };
+  dnat: (st) => (s) => applyDnat(s, st.ip, st.port),
+  'numgen-dnat': (st) => {
+    // One branch per element: kproxc's map has one per draw (makeRule checks it).
+    if (st.targets.length !== st.mod) throw new InternalError(`numgen random mod ${st.mod} with ${st.targets.length} targets cannot be traced draw by draw`);
+    if (st.targets.length === 1) {
+      const [only] = st.targets;
+      return (s) => ({ ...applyDnat(s, only.ip, only.port), action: `numgen random mod 1: the only endpoint → dnat to ${hostPort(only.ip, only.port)}` });
+    }
+    const branches = st.targets.map((x): ForkBranch => (s) => applyDnat(s, x.ip, x.port));
+    return () => ({ t: 'fork', branches, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` });
   },
   update: (st) => {
     const key = compileExpr(st.key);
@@ -108,6 +120,21 @@ const STMTS: StmtCompilers = {
   },
   reject: () => () => ({ t: 'end', end: 'reject', action: 'reject' }),
 };
+
+/**
+ * Destination NAT of the packet: its destination address and port replaced, the endpoint
+ * recorded, and the connection's DNAT status bit set when that changed them (the kernel
+ * sets IPS_DST_NAT only for a translation that changes the tuple). It accepts the packet
+ * for this hook.
+ */
+function applyDnat(s: PacketState, to: IP, port: number): EndResult {
+  if (to.family !== s.daddr.family) throw new InternalError(`dnat to ${formatIP(to)} in a table of the other family`);
+  if (!ipEquals(s.daddr, to) || s.dport !== port) s.ctStatusDnat = true;
+  s.daddr = to;
+  s.dport = port;
+  s.dnat = { ip: to, port };
+  return { t: 'end', end: 'accept', action: `dnat to ${hostPort(to, port)}` };
+}
 
 export function compileStmt(st: Stmt, t: TableIndex): StmtFn {
   const c = (STMTS as Record<string, ((st: Stmt, t: TableIndex) => StmtFn) | undefined>)[st.t];

@@ -39,6 +39,9 @@ export function keyPartDatum(p: KeyPart): Datum {
 type ExprCompilers = { [K in Expr['t']]: (e: Extract<Expr, { t: K }>) => ExprFn };
 
 const ip = (x: IP): Datum => ({ t: 'ip', ip: x });
+const CT_NEW: Datum = { t: 'str', s: 'new' };
+const CT_DNAT: Datum = { t: 'str', s: 'dnat' };
+const CT_NO_FLAG: Datum = { t: 'str', s: '' };
 
 const EXPRS: ExprCompilers = {
   payload: (e) => (s) => {
@@ -61,8 +64,10 @@ const EXPRS: ExprCompilers = {
         return { t: 'str', s: s.iif };
     }
   },
-  // Every traced packet opens a connection: kube-proxy's rules only act on new ones.
-  ct: () => () => ({ t: 'str', s: 'new' }),
+  // Every traced packet opens a connection: kube-proxy's rules only act on new ones. Of the
+  // connection's status only the DNAT bit is kept: it reads "dnat" once a DNAT on the
+  // packet's path changed its destination, and nothing before.
+  ct: (e) => (e.key === 'state' ? () => CT_NEW : (s) => (s.ctStatusDnat ? CT_DNAT : CT_NO_FLAG)),
   fib: (e) => (s, env) => ({ t: 'str', s: isLocalAddress(env, e.flag === 'saddr' ? s.saddr : s.daddr) ? 'local' : 'unicast' }),
   concat: (e) => {
     const parts = e.parts.map(compileExpr);
