@@ -3,8 +3,8 @@
 // state as text. OVS normalises what it was given: numbers in hex without leading zeros
 // and a bare 0 for zero, a 128-bit register match as its four 32-bit registers,
 // conntrack flags in bit order, table 0 and the header fields as `cookie=C, table=T, `.
-// test/ovs-canonical.system.test.ts loads every golden bundle and checks these texts
-// against what OVS prints, line for line.
+// test/backends/ovs/ovs-canonical.system.test.ts loads every golden bundle and checks these
+// texts against what OVS prints, line for line.
 import { InternalError } from '../diag/diagnostic.js';
 import { formatIP, type IP } from '../net/ip.js';
 import type { Action, Bucket, CtFlag, Flow, Group, Learn, MatchField, Nat, SetField } from './openflow.js';

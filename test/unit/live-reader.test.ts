@@ -1,5 +1,5 @@
 // The live reader on listings captured from real nft 1.0.6 (fixtures/diff/*.live.json,
-// rebuilt and compared by test/diff-cases.system.test.ts). A state loaded from a compile
+// rebuilt and compared by test/diff/diff-cases.system.test.ts). A state loaded from a compile
 // and read back must diff empty against that compile: each normalisation (no "dynamic"
 // flag, the kernel's "size", timeouts in seconds, merged anonymous sets, element comments,
 // unordered elements, handles) is checked by that, and some are checked by name below.

@@ -1,0 +1,197 @@
+// The fast-load layout on the real kernel: real TCP connections through it must do what
+// `kproxc trace` says kube-proxy's layout does with the same packets (verdict, endpoint
+// set, masquerade), spread evenly over the endpoints, keep ClientIP affinity on every path
+// to a Service, and both its text and JSON forms must load.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/gen-snapshot.mjs';
+import { kproxc, ROOT } from '../../helpers/kproxc.js';
+import { canonicalListing, withNetns } from '../../helpers/netns.js';
+import { LAB, PacketLab } from '../../helpers/packet-lab.js';
+import { randomCluster, samplePackets, withSnapshotFile } from '../../helpers/random-cluster.js';
+import { readFlows } from '../../helpers/trace.js';
+import { traceBesideKernel, type Case } from '../../helpers/trace-vs-kernel.js';
+
+const SEEDS = [11, 23, 57];
+const clusters = SEEDS.map((s) => ({ seed: s, ...randomCluster(s) }));
+const overallFile = path.join(ROOT, 'test/trace/kube-proxy/overall.yaml');
+const overallEndpoints = ['10.180.0.1', '10.180.0.2', '10.180.0.3', '10.180.0.4', '10.180.0.5', 'fd00:10:180::1', 'fd00:10:180::2:1'];
+const labFile = path.join(ROOT, 'test/dataplane/fast-load-cluster.yaml');
+const labEndpoints = ['10.180.1.1', '10.180.1.2', '10.180.1.3', '10.180.2.1', '10.180.3.1', '10.180.3.2'];
+
+let lab: PacketLab;
+beforeAll(async () => {
+  const endpoints = [...new Set([...overallEndpoints, ...labEndpoints, ...clusters.flatMap((c) => c.endpointIPs)])];
+  lab = await PacketLab.open('fl', endpoints, [80, 8080], [80, 81, 3001, 3002, 3003, 3004]);
+});
+afterAll(() => lab?.close());
+
+async function compiled(file: string, layout: string, args: string[] = []): Promise<string> {
+  const r = await kproxc(['compile', '--layout', layout, file, ...args]);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+/** kube-proxy's layout traced, the fast-load layout loaded and sent the same packets. */
+async function crossCheck(file: string, cases: Case[]) {
+  return traceBesideKernel(lab, await compiled(file, 'fast-load'), file, cases);
+}
+
+describe('fast-load does on real packets what kube-proxy\'s layout traces', () => {
+  for (const c of clusters) {
+    it(`random cluster, seed ${c.seed}`, () =>
+      withSnapshotFile(c, async (file) => {
+        const packets = samplePackets(c.seed, c.targets, 14).map((p, i) => ({ name: `#${i}`, ...p }));
+        const rows = await crossCheck(file, packets);
+        for (const row of rows) expect(row.real, row.packet).toEqual(row.traced);
+        expect(new Set(rows.map((r) => r.real.verdict)).size, JSON.stringify(rows.map((r) => r.real.verdict))).toBeGreaterThan(1);
+      }));
+  }
+
+  it("kube-proxy's overall ruleset with the flows of its packet tracer", async () => {
+    const flows = readFlows(path.join(ROOT, 'test/trace/kube-proxy/overall.json')).cases[0].packets;
+    const cases = flows.filter((f) => f.name !== 'no match' && f.name !== 'local, mark for masquerade').map((f) => ({ name: f.name, src: f.sourceIP, dst: f.destIP, port: f.destPort }));
+    const rows = await crossCheck(overallFile, cases);
+    for (const row of rows) expect(row.real, row.packet).toEqual(row.traced);
+  });
+});
+
+/**
+ * Seconds until the client's affinity element expires, in whichever dynamic set holds it
+ * (kube-proxy's per-endpoint sets, or the table-wide one whose key starts with the client).
+ */
+function clientExpiry(listing: string, client: string): number {
+  type Elem = { elem: { val: string | { concat: (string | number)[] }; expires?: number } };
+  const sets = (JSON.parse(listing) as { nftables: { set?: { elem?: Elem[] } }[] }).nftables.flatMap((x) => x.set?.elem ?? []);
+  // Only the members of sets with timeouts are objects with an expiry.
+  const timed = sets.filter((e) => typeof e === 'object' && e !== null && 'elem' in e);
+  const mine = timed.filter((e) => (typeof e.elem.val === 'string' ? e.elem.val : e.elem.val.concat[0]) === client);
+  expect(mine, listing).toHaveLength(1);
+  return mine[0].elem.expires!;
+}
+
+/** Sum over endpoints of (observed - expected)^2 / expected. */
+function chiSquare(counts: number[], n: number): number {
+  const expected = n / counts.length;
+  return counts.reduce((s, c) => s + (c - expected) ** 2 / expected, 0);
+}
+
+describe.each(['kube-proxy', 'fast-load'])('real packets through the %s layout', (layout) => {
+  beforeAll(async () => lab.load(await compiled(labFile, layout)));
+
+  it('spreads new connections evenly over the endpoints', () => {
+    const n = 500;
+    const [seen] = lab.probe([{ src: LAB.clientExternal, dst: '172.30.0.10', port: 80, tries: n }]);
+    const spread = ['10.180.0.1', '10.180.0.2', '10.180.0.3', '10.180.0.4', '10.180.0.5'];
+    const counts = spread.map((ep) => seen.raw.filter((r) => r.split(' ')[1] === `${ep}:8080`).length);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(n);
+    // 4 degrees of freedom: 18.47 is exceeded by chance once in a thousand runs.
+    expect(chiSquare(counts, n), JSON.stringify(counts)).toBeLessThan(18.47);
+  });
+
+  it('keeps a client on one endpoint over ClusterIP, NodePort and external IP', () => {
+    const paths = [
+      { dst: '172.30.0.11', port: 80 },
+      { dst: LAB.nodeIPs[0], port: 30011 },
+      { dst: '192.168.50.11', port: 80 },
+    ];
+    const seen = lab.probe(paths.map((p) => ({ src: LAB.clientExternal, ...p, tries: 8 })));
+    for (const s of seen) expect(s.verdict).toBe('dnat');
+    expect(new Set(seen.flatMap((s) => s.endpoints)).size, JSON.stringify(seen.map((s) => s.raw))).toBe(1);
+  });
+
+  it('restarts the client\'s affinity timeout at each new connection, on the affinity path too', async () => {
+    const expiry = () => clientExpiry(lab.node.nft(['-j', 'list', 'ruleset']), LAB.clientExternal);
+    const before = expiry();
+    // The client is remembered for the 60 s of the Service's affinity, wherever it is kept.
+    expect(before).toBeGreaterThan(40);
+    expect(before).toBeLessThanOrEqual(60);
+    await new Promise((r) => setTimeout(r, 2500));
+    const waited = expiry();
+    expect(waited).toBeLessThanOrEqual(before - 2);
+    lab.probe([{ src: LAB.clientExternal, dst: '172.30.0.11', port: 80, tries: 1 }]);
+    expect(expiry()).toBeGreaterThan(waited + 1.5);
+  });
+
+  it('checks load-balancer source ranges', () => {
+    const [allowed, blocked] = lab.probe([
+      { src: LAB.clientExternal, dst: '192.168.60.13', port: 80, tries: 3 },
+      { src: LAB.clientBlocked, dst: '192.168.60.13', port: 80, tries: 2 },
+    ]);
+    expect(allowed.verdict).toBe('dnat');
+    expect(blocked.verdict).toBe('drop');
+  });
+});
+
+describe('the fast-load layout loads', () => {
+  const yaml = renderSnapshot(clusterObjects(makeCluster(200, { endpoints: 10, mixed: true })), 'yaml');
+  for (const format of ['text', 'json']) {
+    it(`as ${format}, with the same chains as kube-proxy's layout`, async () => {
+      const fl = await kproxc(['compile', '--layout', 'fast-load', '--format', format, '-'], yaml);
+      const kp = await kproxc(['compile', '--format', format, '-'], yaml);
+      expect(fl.code, fl.stderr).toBe(0);
+      const chainsOf = (ruleset: string) =>
+        withNetns('fl', (ns) => {
+          ns.nft(format === 'json' ? ['-j', '-f', '-'] : ['-f', '-'], ruleset);
+          const listing = JSON.parse(ns.nft(['-j', 'list', 'chains'])) as { nftables: { chain?: { name: string } }[] };
+          return listing.nftables.flatMap((x) => (x.chain ? [x.chain.name] : [])).sort();
+        });
+      const chains = await chainsOf(fl.stdout);
+      expect(chains.length).toBeGreaterThan(2000);
+      expect(chains).toEqual(await chainsOf(kp.stdout));
+    });
+  }
+});
+
+describe('diff --layout', () => {
+  const base = fs.readFileSync(labFile, 'utf8');
+  // spread loses one endpoint of five.
+  const changed = base.replace(', {addresses: [10.180.0.5], nodeName: node-b}]', ']');
+
+  async function diffAgainst(ns: { nft(args: string[], input?: string): string }, yaml: string, layout: string): Promise<string> {
+    const live = ns.nft(['-j', 'list', 'ruleset']);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'live.json'), live);
+      fs.writeFileSync(path.join(dir, 'cluster.yaml'), yaml);
+      const r = await kproxc(['diff', '--layout', layout, path.join(dir, 'cluster.yaml'), '--live', path.join(dir, 'live.json')]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('moves a live table from one layout to the other and back, and converges', async () => {
+    expect(changed).not.toBe(base);
+    await withNetns('fl', async (ns) => {
+      ns.nft(['-f', '-'], await compiled(labFile, 'kube-proxy'));
+      for (const layout of ['fast-load', 'kube-proxy']) {
+        const tx = await diffAgainst(ns, base, layout);
+        expect(tx, layout).toContain('add rule');
+        ns.nft(['-f', '-'], tx);
+        expect(await diffAgainst(ns, base, layout), layout).toBe('');
+        // What the diff built is what compile's output loads to.
+        const fresh = await withNetns('fl', async (other) => {
+          other.nft(['-f', '-'], await compiled(labFile, layout));
+          return canonicalListing(other.nft(['-j', 'list', 'ruleset']));
+        });
+        expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset'])), layout).toEqual(fresh);
+      }
+    });
+  });
+
+  it('keeps a one-endpoint change within fast-load to a few lines', async () => {
+    await withNetns('fl', async (ns) => {
+      ns.nft(['-f', '-'], await compiled(labFile, 'fast-load'));
+      const tx = await diffAgainst(ns, changed, 'fast-load');
+      const lines = tx.trim().split('\n');
+      expect(lines.length, tx).toBeLessThanOrEqual(10);
+      expect(tx).toContain('numgen random mod 4 0 goto');
+      ns.nft(['-f', '-'], tx);
+      expect(await diffAgainst(ns, changed, 'fast-load')).toBe('');
+    });
+  });
+});

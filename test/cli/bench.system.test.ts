@@ -1,0 +1,141 @@
+// The benchmark runs end to end at a tiny size: snapshots generated as YAML and JSON, the
+// built binary compiled with both backends, the ruleset compiled in both layouts and each
+// loaded by real nft in a private namespace, fresh and again over itself, the kube-proxy
+// layout listed, and a diff against that listing; the ovs bundle loaded into a private
+// Open vSwitch and the ovs diff against its dumps. Nothing here looks at timings.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/kproxc.js';
+
+interface LoadRow {
+  size: number;
+  layout: string;
+  mode: string;
+  wallMedian: number;
+  cpuMedian: number;
+  runs: number;
+  cachedRuns: number;
+}
+interface LoadRatio {
+  size: number;
+  mode: string;
+  wall: number;
+  cpu: number;
+}
+
+function bench(dir: string, args: string[]) {
+  const json = path.join(dir, 'report.json');
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/bench.mjs'), '--runs', '1', '--dir', dir, '--json', json, ...args], { encoding: 'utf8', cwd: ROOT });
+  expect(r.stderr).not.toMatch(/Error/);
+  expect(r.status).toBe(0);
+  // The namespaces were the benchmark's own, and it removed them.
+  expect(spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout).not.toContain(`kproxc-bench-${r.pid}-`);
+  return { ...r, report: JSON.parse(fs.readFileSync(json, 'utf8')) };
+}
+
+describe('npm run bench', () => {
+  it('measures compile, ovs compile, nft -f and diff, and writes its table as JSON', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-perf-bench-'));
+    try {
+      const { report, stdout } = bench(dir, ['--sizes', '12']);
+      const commands = report.rows.map((x: { format: string; command: string }) => `${x.format} ${x.command}`);
+      expect(commands).toEqual([
+        'yaml compile',
+        'yaml compile --backend ovs',
+        'yaml ovs diff (1 endpoint moved)',
+        'yaml ovs diff (1 Service removed)',
+        'yaml diff (1 endpoint moved)',
+        'json compile',
+        'json compile --backend ovs',
+        'json ovs diff (1 endpoint moved)',
+        'json ovs diff (1 Service removed)',
+        'json diff (1 endpoint moved)',
+      ]);
+      for (const row of report.rows) {
+        expect(row.size).toBe(12);
+        expect(row.rssMB).toBeGreaterThan(0);
+        // CPU of all the process's threads, read from GNU time (NaN if it were misread).
+        expect(row.cpuMedian).toBeGreaterThan(0);
+        expect(row.outputBytes).toBeGreaterThan(0);
+        // Each nftables compile run follows a run of the calibration workload; each ovs
+        // compile and nftables diff run, a run of the nftables compile; each ovs diff run,
+        // a run of the ovs compile (against a private Open vSwitch's dumps).
+        const ovsDiff = row.command.startsWith('ovs diff');
+        expect(row.pairedWith).toBe(row.command === 'compile' ? 'calibration' : ovsDiff ? 'ovs compile' : 'compile');
+        if (ovsDiff) expect(row.bundleLines).toBeGreaterThan(0);
+        expect(row.pairedMedian).toBeGreaterThan(0);
+        expect(row.vsPaired).toBeGreaterThan(0);
+      }
+      // Both layouts loaded, fresh then replace, each timed by GNU time.
+      expect(report.nft.map((x: LoadRow) => `${x.layout} ${x.mode}`)).toEqual(['kube-proxy fresh', 'fast-load fresh', 'kube-proxy replace', 'fast-load replace']);
+      for (const row of report.nft) {
+        expect(row.wallMedian).toBeGreaterThan(0);
+        expect(row.cpuMedian).toBeGreaterThanOrEqual(0);
+      }
+      expect(report.nftRatios.map((x: LoadRatio) => x.mode)).toEqual(['fresh', 'replace']);
+      // The diff for one moved endpoint is small; the compile is the whole table.
+      const size = (command: string) => report.rows.find((x: { format: string; command: string }) => x.format === 'yaml' && x.command === command).outputBytes;
+      expect(size('diff (1 endpoint moved)')).toBeLessThan(size('compile') / 2);
+      expect(stdout).toContain('kube-proxy / fast-load at 12 Services, fresh: ');
+      expect(stdout).toContain('CPU median');
+      expect(stdout).toContain('x calibration (');
+      expect(stdout).toContain('x compile (');
+      // Both formats give the same ruleset.
+      expect(fs.readFileSync(path.join(dir, 'out/compile-12.yaml.nft'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'out/compile-12.json.nft'), 'utf8'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('npm run bench, the two layouts', () => {
+  it('loads both, fresh and as a replace, prints their ratio, and takes the figures from the cache when run again', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-perf-bench-'));
+    try {
+      const args = ['--sizes', '200', '--formats', 'yaml', '--no-ovs', '--load-runs', '2'];
+      const first = bench(dir, [...args, '--layouts', 'kube-proxy,fast-load']);
+      const rows: LoadRow[] = first.report.nft;
+      expect(rows.map((x) => `${x.size} ${x.layout} ${x.mode}`)).toEqual(['200 kube-proxy fresh', '200 fast-load fresh', '200 kube-proxy replace', '200 fast-load replace']);
+      for (const row of rows) {
+        expect(row.runs).toBe(2);
+        expect(row.cachedRuns).toBe(0);
+        // CPU (user + system of nft) read from GNU time: a load of 200 Services is not free.
+        expect(row.cpuMedian).toBeGreaterThan(0);
+        expect(row.wallMedian).toBeGreaterThan(0);
+      }
+      // Each layout ran twice, back to back with the other: the ratio is the median of the
+      // two runs' ratios, read here from the cached runs.
+      const runs = (layout: string) => JSON.parse(fs.readFileSync(path.join(dir, `load-200x10-${layout}.json`), 'utf8')).runs;
+      const [kp, fl] = [runs('kube-proxy'), runs('fast-load')];
+      expect(kp).toHaveLength(2);
+      const ratios: LoadRatio[] = first.report.nftRatios;
+      expect(ratios.map((x) => `${x.size} ${x.mode}`)).toEqual(['200 fresh', '200 replace']);
+      for (const q of ratios) {
+        const of = (key: 'wall' | 'cpu') => (kp[0][q.mode][key] / fl[0][q.mode][key] + kp[1][q.mode][key] / fl[1][q.mode][key]) / 2;
+        expect(q.cpu).toBeCloseTo(of('cpu'), 9);
+        expect(q.wall).toBeCloseTo(of('wall'), 9);
+        expect(first.stdout).toContain(`kube-proxy / fast-load at 200 Services, ${q.mode}: ${q.cpu.toFixed(2)}x in CPU time, ${q.wall.toFixed(2)}x in wall time`);
+      }
+      // The rulesets loaded are `compile --layout`'s, and the two differ.
+      const ruleset = (layout: string) => fs.readFileSync(path.join(dir, `out/layout-200.${layout}.nft`), 'utf8');
+      expect(ruleset('kube-proxy')).toBe(fs.readFileSync(path.join(dir, 'out/compile-200.yaml.nft'), 'utf8'));
+      expect(ruleset('fast-load')).not.toBe(ruleset('kube-proxy'));
+      expect(first.report.rows.map((x: { command: string }) => x.command)).toContain('diff (1 endpoint moved)');
+
+      // Again, fast-load alone: nothing is loaded, the figures are the cached ones, and the
+      // diff still has the kube-proxy layout's listing from the cache.
+      const again = bench(dir, [...args, '--layouts', 'fast-load']);
+      expect(again.stderr).not.toContain('nft -f of the fast-load layout (');
+      expect(again.stderr).toContain('2 run(s) of 2 from the cache');
+      expect(again.stdout).toContain('2, from the cache');
+      expect(again.report.nft).toEqual(rows.filter((x) => x.layout === 'fast-load').map((x) => ({ ...x, cachedRuns: 2 })));
+      expect(again.report.nftRatios).toEqual([]);
+      expect(again.report.rows.map((x: { command: string }) => x.command)).toContain('diff (1 endpoint moved)');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,35 @@
+// The bundle bin/kproxc runs (scripts/bundle.mjs): the files it finds next to itself are
+// there, and the process it makes prints what the modules do.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { kproxc, ROOT, BIN } from '../helpers/kproxc.js';
+
+const BUNDLE = path.join(ROOT, 'dist/bundle');
+
+describe('the bundle bin/kproxc runs', () => {
+  it('is what bin/kproxc imports', () => {
+    expect(fs.readFileSync(BIN, 'utf8')).toContain("import '../dist/bundle/kproxc.js'");
+    expect(fs.existsSync(path.join(BUNDLE, 'kproxc.js'))).toBe(true);
+  });
+
+  it('has every file its code loads by a URL next to it (the diff listing worker)', () => {
+    const wanted = new Set<string>();
+    for (const f of fs.readdirSync(BUNDLE).filter((n) => n.endsWith('.js'))) {
+      for (const m of fs.readFileSync(path.join(BUNDLE, f), 'utf8').matchAll(/new URL\("\.\/([^"]+)", import\.meta\.url\)/g)) wanted.add(m[1]);
+    }
+    expect([...wanted]).toContain('live-worker.js');
+    for (const w of wanted) expect(fs.existsSync(path.join(BUNDLE, w)), w).toBe(true);
+  });
+
+  it('prints the same ruleset as the modules it was made of', async () => {
+    const file = path.join(ROOT, 'examples/cluster.yaml');
+    const real = spawnSync(process.execPath, [BIN, 'compile', file], { encoding: 'utf8' });
+    const modules = await kproxc(['compile', file]);
+    expect(real.status).toBe(0);
+    expect(modules.code).toBe(0);
+    expect(real.stdout).toBe(modules.stdout);
+    expect(real.stdout).toContain('add table ip kube-proxy');
+  });
+});

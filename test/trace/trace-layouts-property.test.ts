@@ -1,0 +1,67 @@
+// Property: for random clusters and random packets, the kube-proxy and fast-load layouts
+// trace alike (the same multiset of branch outcomes: verdict, endpoint, masquerade,
+// affinity written). Clusters come from both random generators of the tests: a small
+// cluster put through random changes (types, traffic policies, affinity, source ranges,
+// UDP ports, endpoints moved), and the cross-checks' clusters (terminating and
+// not-serving endpoints, internal policy, external IPs). Packets are drawn from those
+// worth sending at the cluster (test/helpers/layout-trace.ts), some from a client that
+// already has affinity to an endpoint, with a random source or protocol now and then.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_LAYOUT, LAYOUTS } from '../../src/backends/nftables/layout.js';
+import { parseIP } from '../../src/net/ip.js';
+import { hostPort, type L4Protocol, type TracePacket } from '../../src/trace/packet.js';
+import { applyChange, changeArb, initialCluster, snapshot } from '../helpers/cluster-changes.js';
+import { fcParams } from '../helpers/fc-runs.js';
+import { affinityPackets, compareLayouts, derivedPackets, endpointsOf, layoutPair } from '../helpers/layout-trace.js';
+import { randomCluster } from '../helpers/random-cluster.js';
+
+const clusterArb = fc.oneof(
+  fc.record({ services: fc.integer({ min: 1, max: 5 }), changes: fc.array(changeArb, { maxLength: 8 }) }).map(({ services, changes }) => {
+    const c = initialCluster(services);
+    for (const ch of changes) applyChange(c, ch);
+    return snapshot(c);
+  }),
+  fc.record({ seed: fc.integer({ min: 1, max: 0x7fffffff }), services: fc.integer({ min: 1, max: 5 }) }).map(({ seed, services }) => randomCluster(seed, services).yaml),
+);
+
+const packetArb = fc.record({
+  pick: fc.nat(),
+  src: fc.option(fc.ipV4(), { freq: 4 }),
+  protocol: fc.option(fc.constantFrom<L4Protocol>('tcp', 'udp', 'sctp'), { freq: 4 }),
+});
+
+describe('kube-proxy and fast-load layouts trace alike', () => {
+  it('random clusters, random packets', () => {
+    let traced = 0;
+    let sticky = 0;
+    fc.assert(
+      fc.property(clusterArb, fc.array(packetArb, { minLength: 1, maxLength: 12 }), (yaml, specs) => {
+        const pair = layoutPair('random.yaml', yaml, {});
+        const pool = pair.model.families.flatMap((m) => {
+          const derived = derivedPackets(m);
+          return [...derived, ...affinityPackets(m, derived)];
+        });
+        for (const s of specs) {
+          const base = pool[s.pick % pool.length];
+          const p: TracePacket = { ...base, ...(s.src !== null ? { src: parseIP(s.src)!, fromNode: undefined } : {}), ...(s.protocol !== null ? { protocol: s.protocol } : {}) };
+          if (p.src.family !== p.dst.family) continue;
+          if (p.fromNode === undefined) delete p.fromNode;
+          const out = compareLayouts(pair, p);
+          for (const layout of LAYOUTS) expect(out[layout], layout).toEqual(out[DEFAULT_LAYOUT]);
+          traced++;
+          if (!p.affinity) continue;
+          // A client with affinity to E, whose first connection could reach E, reaches E only.
+          const e = hostPort(p.affinity.ip, p.affinity.port);
+          if (endpointsOf(compareLayouts(pair, { ...p, affinity: undefined })[DEFAULT_LAYOUT]).includes(e)) {
+            expect(endpointsOf(out[DEFAULT_LAYOUT])).toEqual([e]);
+            sticky++;
+          }
+        }
+      }),
+      fcParams(300),
+    );
+    expect(traced).toBeGreaterThan(0);
+    expect(sticky).toBeGreaterThan(0);
+  });
+});
