@@ -6,6 +6,7 @@ import { decodeAll, Decoder, type Decoded } from './model/decode.js';
 import { buildModel } from './model/build.js';
 import type { CompileOptions } from './model/options.js';
 import type { FamilyModel } from './model/types.js';
+import type { ResolvedVersion } from './model/kube-proxy-version.js';
 import { validateObject, validateObjects } from './schema/validate.js';
 import { UnreadObjects } from './schema/unread.js';
 import { compileFamily, type NftablesOptions } from './backends/nftables/index.js';
@@ -22,6 +23,8 @@ export interface ModelResult {
   families: FamilyModel[];
   nodeName: string;
   warnings: Diagnostic[];
+  /** The kube-proxy release from --kube-proxy-version or the snapshot's Node; none from either. */
+  kubeProxyVersion?: ResolvedVersion;
 }
 
 interface Loaded {
@@ -80,7 +83,7 @@ export function loadModel(files: InputFile[], opts: CompileOptions, strict = fal
   const built = parseFailed ? null : buildModel(loaded.decoded, opts, files, diags);
   const failed = diags.some((d) => d.severity === 'error');
   if (failed || !built) throw new UserInputError(strict ? asErrors(diags) : failed ? diags.filter((d) => d.severity === 'error') : diags);
-  return { families: built.families, nodeName: built.nodeName, warnings: diags };
+  return { families: built.families, nodeName: built.nodeName, warnings: diags, kubeProxyVersion: built.kubeProxyVersion };
 }
 
 /**

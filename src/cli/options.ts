@@ -4,6 +4,7 @@
 import { Option, type Command } from 'commander';
 import { UsageError } from '../diag/diagnostic.js';
 import type { CompileOptions } from '../model/options.js';
+import { NEWEST_KUBE_PROXY, parseKubeProxyVersion, type KubeProxyVersion } from '../model/kube-proxy-version.js';
 import { isIPv4Mapped, parseIP, type IP } from '../net/ip.js';
 import { DEFAULT_LAYOUT, LAYOUTS, type Layout } from '../backends/nftables/layout.js';
 import { DEFAULT_SOURCE_PORT, IFNAME_RE, familyMismatch, parseHostPort, type L4Protocol, type TracePacket } from '../trace/packet.js';
@@ -40,8 +41,16 @@ export interface SnapshotFlags {
   masqueradeBit?: number;
   table?: string;
   family?: 'ipv4' | 'ipv6';
+  kubeProxyVersion?: KubeProxyVersion;
   strict?: boolean;
   debug?: boolean;
+}
+
+/** --kube-proxy-version: a release as Kubernetes prints it, to the table that release programs. */
+function versionArg(v: string): KubeProxyVersion {
+  const parsed = parseKubeProxyVersion(v);
+  if ('problem' in parsed) throw new UsageError(`--kube-proxy-version: ${parsed.problem}`);
+  return parsed.version;
 }
 
 /** The options every command that compiles a snapshot takes. */
@@ -57,6 +66,11 @@ export function addSnapshotOptions(cmd: Command): Command {
     .option('--masquerade-bit <n>', 'override masqueradeBit', intArg('--masquerade-bit', 0, 31))
     .option('--table <name>', 'nftables table name', 'kube-proxy')
     .addOption(new Option('--family <family>', 'compile one IP family only').choices(['ipv4', 'ipv6']))
+    .option(
+      '--kube-proxy-version <version>',
+      `nftables: the table this kube-proxy release programs (1.37, v1.36.2; default: the Node's status.nodeInfo, else ${NEWEST_KUBE_PROXY})`,
+      versionArg,
+    )
     .option('--strict', 'treat warnings as errors')
     .option('--debug', 'show stack traces of internal errors');
 }
@@ -72,6 +86,7 @@ export function compileOptionsFrom(o: SnapshotFlags): CompileOptions {
     masqueradeAll: o.masqueradeAll === undefined ? undefined : o.masqueradeAll === true,
     masqueradeBit: o.masqueradeBit,
     family: o.family === 'ipv4' ? 4 : o.family === 'ipv6' ? 6 : undefined,
+    kubeProxyVersion: o.kubeProxyVersion,
   };
 }
 
@@ -139,6 +154,7 @@ export function compileCommandOptionsFrom(o: CompileFlags, formatGiven: boolean)
   const snapshot = snapshotOptionsFrom(o);
   if (o.backend === 'ovs' && formatGiven) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
   if (o.backend === 'ovs' && o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
+  if (o.backend === 'ovs' && o.kubeProxyVersion !== undefined) throw new UsageError('--kube-proxy-version does not apply to --backend ovs');
   return { ...snapshot, backend: o.backend, format: o.format, layout: o.layout, output: o.output };
 }
 
@@ -217,6 +233,7 @@ export function diffOptionsFrom(files: string[], o: DiffFlags): DiffCommandOptio
     if (o.live !== undefined) throw new UsageError('--live is the nftables listing; with --backend ovs give --live-flows and --live-groups');
     if (o.twoPhase !== undefined) throw new UsageError('--two-phase does not apply to --backend ovs');
     if (o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
+    if (o.kubeProxyVersion !== undefined) throw new UsageError('--kube-proxy-version does not apply to --backend ovs');
     if ([o.liveFlows, o.liveGroups, ...files].filter((f) => f === '-').length > 1) {
       throw new UsageError('only one of --live-flows, --live-groups and the snapshot can read standard input');
     }
@@ -277,6 +294,7 @@ export interface TraceCommandOptions extends SnapshotOptions {
 export function traceOptionsFrom(o: TraceFlags): TraceCommandOptions {
   const snapshot = snapshotOptionsFrom(o);
   if (o.backend === 'ovs' && o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
+  if (o.backend === 'ovs' && o.kubeProxyVersion !== undefined) throw new UsageError('--kube-proxy-version does not apply to --backend ovs');
   return { ...snapshot, backend: o.backend, layout: o.layout, packets: packetsFrom(o), json: o.json === true };
 }
 

@@ -6,6 +6,7 @@ import { dnsSubdomainProblem } from '../check/names.js';
 import { cidrContains, hostCIDR, isLoopback, isZeroCIDR, parseCIDR, parseIP, compareIP, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 import type { Decoded, DecodedEndpointSet, DecodedNode, DecodedProxyConfig } from './decode.js';
 import type { CompileOptions } from './options.js';
+import { parseKubeProxyVersion, type ResolvedVersion } from './kube-proxy-version.js';
 import {
   servicePortKey,
   type Endpoint,
@@ -230,6 +231,28 @@ function sortByKeys<T>(items: T[], keys: string[]): void {
 export interface BuildResult {
   families: FamilyModel[];
   nodeName: string;
+  /** The kube-proxy release whose table to program: from --kube-proxy-version, else the Node; none from either. */
+  kubeProxyVersion?: ResolvedVersion;
+}
+
+/** --kube-proxy-version, else the version the chosen Node reports (an error where kproxc does not know it). */
+function resolveVersion(d: Decoded, nodeName: string, opts: CompileOptions, diags: Diagnostic[]): ResolvedVersion | undefined {
+  if (opts.kubeProxyVersion !== undefined) return { version: opts.kubeProxyVersion, source: 'flag' };
+  const entry = d.nodes.find((n) => n.node.name === nodeName);
+  const reported = entry?.node.version;
+  if (!entry || !reported) return undefined;
+  const parsed = parseKubeProxyVersion(reported.text);
+  if ('version' in parsed) return { version: parsed.version, source: 'node' };
+  const path = ['status', 'nodeInfo', reported.field];
+  diags.push({
+    severity: 'error',
+    pos: entry.obj.source.locate(path),
+    kind: 'Node',
+    object: entry.node.name,
+    field: path.join('.'),
+    message: `${parsed.problem}; name the release to compile for with --kube-proxy-version`,
+  });
+  return undefined;
 }
 
 /** kube-proxy has one configuration: a second one is an error at its document. */
@@ -312,5 +335,5 @@ export function buildModel(d: Decoded, opts: CompileOptions, files: InputFile[],
       masqueradeBit: s.masqueradeBit,
     };
   });
-  return { families: result, nodeName: choice.name };
+  return { families: result, nodeName: choice.name, kubeProxyVersion: resolveVersion(d, choice.name, opts, diags) };
 }

@@ -1,7 +1,7 @@
 // v1 Node and ServiceCIDR: the node's IPs and Pod CIDRs, and the Service IP ranges. Pod
 // CIDRs and Service CIDRs must be networks (no host bits), at most one per family.
 import type { Reporter } from '../check/collector.js';
-import { fields, list } from '../check/fields.js';
+import { fields, list, type Fields } from '../check/fields.js';
 import { checkMetadata } from '../check/metadata.js';
 import { dnsSubdomainProblem } from '../check/names.js';
 import type { FieldPath } from '../input/source.js';
@@ -40,7 +40,21 @@ export function decodeNode(r: Reporter, value: unknown): DecodedNode | null {
     if (ip) (a.type === 'InternalIP' ? internalIPs : externalIPs).push(ip);
   });
   if (!r.ok || !meta) return null;
-  return { name: meta.name, labels: meta.labels, podCIDRs, internalIPs, externalIPs };
+  return { name: meta.name, labels: meta.labels, podCIDRs, internalIPs, externalIPs, version: reportedVersion(fields(fields(v.status).nodeInfo)) };
+}
+
+/**
+ * The node's kube-proxy version: nodeInfo.kubeProxyVersion where the kubelet still fills
+ * it in (it is deprecated, and empty on current nodes), else the kubelet's version, which
+ * every dump carries and kube-proxy matches in any supported cluster. Checked only when it
+ * decides the table (no --kube-proxy-version).
+ */
+function reportedVersion(info: Fields): DecodedNode['version'] {
+  for (const field of ['kubeProxyVersion', 'kubeletVersion'] as const) {
+    const text = info[field];
+    if (typeof text === 'string' && text !== '') return { text, field };
+  }
+  return undefined;
 }
 
 export function decodeServiceCIDR(r: Reporter, value: unknown): CIDR[] {

@@ -56,6 +56,8 @@ export interface DecodedNode {
   podCIDRs: CIDR[];
   internalIPs: IP[];
   externalIPs: IP[];
+  /** The kube-proxy version the node reports, as written, and the field it is in. */
+  version?: { text: string; field: 'kubeProxyVersion' | 'kubeletVersion' };
 }
 
 export interface DecodedProxyConfig {

@@ -1,5 +1,6 @@
 // Settings that the command line may give, overriding the KubeProxyConfiguration.
 import type { IPFamily } from '../net/ip.js';
+import type { KubeProxyVersion } from './kube-proxy-version.js';
 
 export interface CompileOptions {
   node?: string;
@@ -10,4 +11,6 @@ export interface CompileOptions {
   masqueradeAll?: boolean;
   masqueradeBit?: number;
   family?: IPFamily;
+  /** --kube-proxy-version: the table of this release, whatever the snapshot's Node reports. */
+  kubeProxyVersion?: KubeProxyVersion;
 }

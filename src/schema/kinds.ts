@@ -141,6 +141,7 @@ export const nodeSchema = objectSchema(false, {
     type: 'object',
     properties: {
       addresses: { type: 'array', items: { type: 'object', required: ['type', 'address'], properties: { type: str, address: str } } },
+      nodeInfo: { type: 'object', properties: { kubeProxyVersion: str, kubeletVersion: str } },
     },
   },
 });
