@@ -127,7 +127,9 @@ export interface CompileResult {
  * diff compares and prints).
  */
 export function compileTables<R>(model: ModelResult, opts: NftablesOptions, warnings: Diagnostic[], Store: new () => RuleStore<R>): R[] {
-  return model.families.map((m) => compileFamily(m, opts, warnings, new Store()));
+  // The release: the options', else the one the command line or the Node gave, else the newest.
+  const withVersion = { ...opts, version: opts.version ?? model.kubeProxyVersion?.version };
+  return model.families.map((m) => compileFamily(m, withVersion, warnings, new Store()));
 }
 
 /**

@@ -6,7 +6,9 @@ import { compilePrintedJsonForm, compileTables, failOnWarnings, loadModel, type 
 import { nftConntrackScript } from '../conntrack/nft.js';
 import { diffLive, type DiffResult } from '../diff/diff.js';
 import { readLiveTables, startCompactRead } from '../live/index.js';
-import type { LiveTableView } from '../live/view.js';
+import { ruleText, type LiveTableView } from '../live/view.js';
+import { detectVersion, type TableShape } from '../backends/nftables/versions.js';
+import type { KubeProxyVersion } from '../model/kube-proxy-version.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { PrintedStore } from '../nft/text-table.js';
 import { transactionText } from '../nft/text.js';
@@ -18,13 +20,35 @@ import { checkOutputFolders, writeAtomically } from './output.js';
  * The compiled tables, as `compile` builds them (warnings, and --strict, alike): each rule
  * kept as its text, which is what the diff compares and prints.
  */
-function desiredTables(io: Io, files: string[], o: NftDiffOptions): { model: ModelResult; tables: TableContents[]; warnings: Diagnostic[] } {
-  const strict = o.strict;
-  const model = loadModel(loadInputs(io, files), o.compile, strict);
+function compileDesired(model: ModelResult, o: NftDiffOptions, version: KubeProxyVersion): { tables: TableContents[]; warnings: Diagnostic[] } {
   const warnings = [...model.warnings];
-  const tables = compileTables(model, { tableName: o.tableName, layout: o.layout }, warnings, PrintedStore);
-  failOnWarnings(strict, warnings);
-  return { model, tables, warnings };
+  const tables = compileTables(model, { tableName: o.tableName, layout: o.layout, version }, warnings, PrintedStore);
+  failOnWarnings(o.strict, warnings);
+  return { tables, warnings };
+}
+
+/** What telling its release needs of a live table: its chain and set names, and a chain's rules as text. */
+function shapeOf(view: LiveTableView): TableShape {
+  const chainNames = Array.from({ length: view.chainCount }, (_, i) => view.chainName(i));
+  let index: Map<string, number> | undefined;
+  return {
+    chainNames,
+    setNames: view.sets.map((s) => s.set.name),
+    ruleTexts(chain) {
+      const i = (index ??= new Map(chainNames.map((n, k) => [n, k]))).get(chain);
+      return i === undefined ? [] : view.rules(i).map(ruleText);
+    },
+  };
+}
+
+/**
+ * The release to compile for when neither --kube-proxy-version nor the snapshot's Node
+ * gives one: the live table's, as its shape tells it (said on standard error).
+ */
+function liveVersion(io: Io, liveViews: LiveTableView[]): KubeProxyVersion {
+  const found = detectVersion(liveViews.map(shapeOf));
+  io.stderr(`kproxc: kube-proxy ${found.version}, read from the live table (${found.why}); --kube-proxy-version or the Node's version chooses another\n`);
+  return found.version;
 }
 
 /**
@@ -45,17 +69,22 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
   const live = o.live;
   // A listing file is read (on a second thread, when large) while the snapshot compiles.
   const pending = live === '-' ? null : startCompactRead(live, o.tableName, managedSets(o));
-  let desired: ReturnType<typeof desiredTables>;
+  let model: ModelResult;
+  let compiled: ReturnType<typeof compileDesired> | undefined;
   try {
-    desired = desiredTables(io, files, o);
+    model = loadModel(loadInputs(io, files), o.compile, o.strict);
+    // With the release known, the tables are made while the listing is read.
+    if (model.kubeProxyVersion) compiled = compileDesired(model, o, model.kubeProxyVersion.version);
   } catch (e) {
     pending?.cancel();
     throw e;
   }
-  const { model, warnings } = desired;
-  const filter = { tableName: o.tableName, families: desired.tables.map((t) => t.table.family), managedSets: managedSets(o, desired.tables) };
+  const filter = { tableName: o.tableName, families: model.families.map((m) => (m.family === 4 ? ('ip' as const) : ('ip6' as const))), managedSets: managedSets(o) };
   const liveViews = await readLiveTables({ path: live, pending, stdin: () => stdinText(io) }, filter);
-  const { tables, now, later } = transaction(model, desired.tables, liveViews, o);
+  compiled ??= compileDesired(model, o, liveVersion(io, liveViews));
+  const { warnings } = compiled;
+  managedSets(o, compiled.tables);
+  const { tables, now, later } = transaction(model, compiled.tables, liveViews, o);
   printDiagnostics(io, warnings);
   emit(io, o.output, transactionText(now));
   if (o.twoPhase !== undefined) writeAtomically(o.twoPhase, transactionText(later), '--two-phase');

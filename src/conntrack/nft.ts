@@ -1,12 +1,13 @@
 // `diff --conntrack` for the nftables backend: where the live tables send UDP Service
 // traffic, read from kube-proxy's layout (the service-ips and service-nodeports maps name
-// a Service port's chain; its endpoint chains' names give the endpoints' addresses), and
+// a Service port's chain; its endpoint chains' names give the endpoints' addresses, and
+// from 1.36 the policy chain's own DNAT where a port has no endpoint chains), and
 // the clean-up as commands of the conntrack tool. The compiled tables are read the same
 // way, so both sides agree on what "translated" means.
 import { parseEndpointChain, parseServicePortChain, SERVICE_IPS_MAP, SERVICE_NODEPORTS_MAP } from '../backends/nftables/names.js';
-import { contentsView, type LiveTableView } from '../live/view.js';
+import { contentsView, ruleText, type LiveTableView } from '../live/view.js';
 import { servicePortKey, type FamilyModel } from '../model/types.js';
-import { compareIP, formatIP, type IP, type IPFamily } from '../net/ip.js';
+import { compareIP, formatIP, parseIP, type IP, type IPFamily } from '../net/ip.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { conntrackSnapshot, type ConntrackSnapshot } from './snapshot.js';
 import { conntrackScript, staleDeletes, type ConntrackDelete, type ConntrackLive, type ScriptForm } from './stale.js';
@@ -20,10 +21,14 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
   for (let i = 0; i < view.chainCount; i++) {
     const ep = parseEndpointChain(view.chainName(i));
     if (!ep || ep.id.protocol !== 'UDP' || ep.ip.family !== family) continue;
-    const key = servicePortKey(ep.id);
-    const list = endpointsOf.get(key);
-    if (!list) endpointsOf.set(key, [ep.ip]);
-    else if (!list.some((x) => compareIP(x, ep.ip) === 0)) list.push(ep.ip);
+    addEndpoint(endpointsOf, servicePortKey(ep.id), ep.ip);
+  }
+  // From 1.36 a Service port without affinity has no endpoint chains: its policy chains
+  // DNAT themselves (a numgen map, or one endpoint directly).
+  for (let i = 0; i < view.chainCount; i++) {
+    const chain = parseServicePortChain(view.chainName(i));
+    if (!chain || chain.id.protocol !== 'UDP' || (chain.chain !== 'clusterPolicy' && chain.chain !== 'localPolicy')) continue;
+    for (const ip of dnatTargets(view.rules(i).map(ruleText), family)) addEndpoint(endpointsOf, servicePortKey(chain.id), ip);
   }
   const services = new Map<string, IP[]>();
   const nodePorts = new Map<number, IP[]>();
@@ -40,6 +45,30 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
     });
   }
   return { services, nodePorts };
+}
+
+function addEndpoint(endpointsOf: Map<string, IP[]>, key: string, ip: IP): void {
+  const list = endpointsOf.get(key);
+  if (!list) endpointsOf.set(key, [ip]);
+  else if (!list.some((x) => compareIP(x, ip) === 0)) list.push(ip);
+}
+
+/**
+ * The endpoint addresses a policy chain's rules DNAT to, as nft lists them or kproxc
+ * writes them: `dnat to A:P`, `dnat to [A]:P`, or a numgen map `{ 0 : A . P , ... }`.
+ */
+export function dnatTargets(rules: readonly string[], family: IPFamily): IP[] {
+  const out: IP[] = [];
+  for (const text of rules) {
+    if (!text.includes(' dnat ')) continue;
+    const direct = / dnat to (?:\[([0-9a-f:.]+)\]|([0-9.]+)):[0-9]+/.exec(text);
+    const texts = direct ? [direct[1] ?? direct[2]] : [...text.matchAll(/[0-9]+ : ([0-9a-f:.]+) \. [0-9]+/g)].map((m) => m[1]);
+    for (const t of texts) {
+      const ip = parseIP(t);
+      if (ip && ip.family === family) out.push(ip);
+    }
+  }
+  return out;
 }
 
 const familyOf = (view: LiveTableView): IPFamily => (view.table.family === 'ip6' ? 6 : 4);

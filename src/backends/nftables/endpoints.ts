@@ -1,11 +1,14 @@
-// Per-endpoint chains: hairpin masquerade, affinity update (affinity.ts), DNAT.
+// Per-endpoint chains: hairpin masquerade, affinity update (affinity.ts), DNAT; and from
+// 1.36 the hairpin set's elements, and endpoint chains only where affinity needs them.
 import { eq, jump, meta, payload } from '../../nft/expr.js';
 import { AddressPortRule } from '../../nft/rule-template.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
+import type { KeyPart } from '../../nft/objects.js';
 import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
-import { MARK_MASQ_CHAIN } from './names.js';
+import { HAIRPIN_SET, MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
+import { usesEndpointChains } from './versions.js';
 
 // The rules every endpoint chain has, but for the endpoint's address and port.
 const markForMasquerade = jump(MARK_MASQ_CHAIN);
@@ -23,9 +26,11 @@ const dnat = { tcp: dnatRule('tcp'), udp: dnatRule('udp'), sctp: dnatRule('sctp'
 
 export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, affinity: AffinityForm): void {
   const { sp } = plan;
-  const dnatToEndpoint = dnat[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
-  const hairpinOf = hairpin[ctx.family];
   const endpoints = plan.endpoints.allReachableEndpoints;
+  if (ctx.forms.hairpin === 'set') emitHairpinElements(b, plan);
+  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined)) return;
+  const dnatToEndpoint = dnat[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
+  const hairpinOf = ctx.forms.hairpin === 'endpoint-rule' ? hairpin[ctx.family] : undefined;
   const names = plan.endpointNames(endpoints);
   for (let i = 0; i < endpoints.length; i++) {
     const ep = endpoints[i];
@@ -33,8 +38,21 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
     b.chain({ name: chain });
     // Affinity is per client IP and Service port, whichever Service IP was used.
     if (sp.affinityTimeout !== undefined) affinity.declare(b, ctx, plan, names[i]);
-    b.templateRule(chain, hairpinOf, ep.ip, ep.port);
+    if (hairpinOf) b.templateRule(chain, hairpinOf, ep.ip, ep.port);
     if (sp.affinityTimeout !== undefined) b.rule({ chain, stmts: [affinity.update(ctx, plan, names[i])] });
     b.templateRule(chain, dnatToEndpoint, ep.ip, ep.port);
+  }
+}
+
+/**
+ * The connection each of this node's endpoints would make to itself through the Service
+ * port, as the masquerading chain sees it after DNAT: EP . EP . protocol . port. An
+ * endpoint that serves several Service ports on one port is one element.
+ */
+function emitHairpinElements(b: TableBuilder, plan: ServicePortPlan): void {
+  const proto: KeyPart = { t: 'proto', name: plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp' };
+  for (const ep of plan.endpoints.allReachableEndpoints) {
+    if (!ep.isLocal) continue;
+    b.element({ set: HAIRPIN_SET, key: [{ t: 'ip', ip: ep.ip }, { t: 'ip', ip: ep.ip }, proto, { t: 'port', n: ep.port }] });
   }
 }

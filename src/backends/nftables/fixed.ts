@@ -5,13 +5,17 @@ import type { FamilyModel } from '../../model/types.js';
 import { concat, eq, meta, ne, payload, prefix, setref, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
+import { localMatch } from './local-detector.js';
 import * as N from './names.js';
 import { emitSkeleton } from './skeleton.js';
 
 /** kube-proxy's fixed part, in its order: the skeleton, then the fixed sets, maps and rules. */
 export function emitKubeProxyFixedPart(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
-  emitSkeleton(b);
-  emitMasquerading(b, ctx);
+  // 1.36 on: the hairpin set is the table's first (as a live table lists it).
+  if (ctx.forms.hairpin === 'set') emitHairpinSet(b, ctx);
+  emitSkeleton(b, ctx.forms);
+  if (ctx.forms.markChain) emitMasquerading(b, ctx);
+  else emitInlineMasquerading(b, ctx);
   emitClusterIPChecks(b, ctx, m);
   emitNodePortAddresses(b, ctx, m);
   emitNoEndpointHandling(b, ctx, m);
@@ -33,6 +37,56 @@ export function emitMasquerading(b: TableBuilder, ctx: FamilyContext): void {
   });
   b.rule({ chain: N.MASQUERADING_CHAIN, stmts: [{ t: 'mark-set', op: 'xor', value: mark }] });
   b.rule({ chain: N.MASQUERADING_CHAIN, stmts: [{ t: 'masquerade', fullyRandom: true }] });
+}
+
+/**
+ * 1.36 on: the mark is tested, cleared and acted on in one rule (no mark-for-masquerade
+ * chain); and a connection an endpoint made to its own Service is masqueraded after DNAT,
+ * found in the hairpin set, so that the reply goes back through the DNAT.
+ */
+function emitInlineMasquerading(b: TableBuilder, ctx: FamilyContext): void {
+  const mark = ctx.masqueradeMark;
+  b.rule({
+    chain: N.MASQUERADING_CHAIN,
+    stmts: [
+      { t: 'match', left: { t: 'and', left: meta('mark'), mask: mark }, op: '!=', right: { t: 'num', n: 0 } },
+      { t: 'mark-set', op: 'xor', value: mark },
+      { t: 'masquerade', fullyRandom: true },
+    ],
+  });
+  b.rule({
+    chain: N.MASQUERADING_CHAIN,
+    stmts: [
+      eq({ t: 'ct', key: 'status' }, { t: 'sym', s: 'dnat' }),
+      eq(concat(ctx.saddr, ctx.daddr, meta('l4proto'), payload('th', 'dport')), setref(N.HAIRPIN_SET)),
+      { t: 'masquerade', fullyRandom: true },
+    ],
+  });
+}
+
+/** 1.36 on: each endpoint on this node, as the connection it makes to itself through a Service: EP . EP . protocol . port. */
+function emitHairpinSet(b: TableBuilder, ctx: FamilyContext): void {
+  b.set({
+    name: N.HAIRPIN_SET,
+    kind: 'set',
+    keyType: [ctx.addrType, ctx.addrType, 'inet_proto', 'inet_service'],
+    comment: 'service hairpin connections',
+  });
+}
+
+/**
+ * 1.36 on: ClusterIP traffic from outside the cluster is marked for masquerade by one rule
+ * for every ClusterIP, where each Service chain had its own up to 1.35 (it may have been
+ * routed to this node by a static route for the Service range and leave to another node).
+ */
+function emitClusterIPMasquerade(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+  const notLocal = localMatch(ctx, m.localDetector, false);
+  if (!m.masqueradeAll && !notLocal) return;
+  b.rule({
+    chain: N.SERVICES_CHAIN,
+    stmts: [eq(ctx.daddr, setref(N.CLUSTER_IPS_SET)), ...(m.masqueradeAll || !notLocal ? [] : [notLocal]), ctx.markForMasquerade],
+    comment: 'masquerade clusterIP traffic from outside cluster',
+  });
 }
 
 export function emitClusterIPChecks(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
@@ -109,6 +163,7 @@ export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: Fami
     comment: 'ClusterIP, ExternalIP and LoadBalancer IP traffic',
   });
   b.set({ name: N.SERVICE_NODEPORTS_MAP, kind: 'map', keyType: ['inet_proto', 'inet_service'], comment: 'NodePort traffic' });
+  if (ctx.forms.clusterIPMasquerade === 'services-chain') emitClusterIPMasquerade(b, ctx, m);
   b.rule({ chain: N.SERVICES_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.SERVICE_IPS_MAP }] });
   b.rule({
     chain: N.SERVICES_CHAIN,

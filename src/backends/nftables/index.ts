@@ -10,6 +10,7 @@ import { emitDispatch } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
 import { layoutEmitters, type Layout, type OutputFormat, type TableEmitters } from './layout.js';
 import { TABLE_COMMENT } from './names.js';
+import { NEWEST_KUBE_PROXY, type KubeProxyVersion } from '../../model/kube-proxy-version.js';
 import { planServicePort } from './plan.js';
 import { emitPolicyChains } from './policy.js';
 
@@ -19,6 +20,8 @@ export interface NftablesOptions {
   layout?: Layout;
   /** The output the table is made for: JSON cannot declare fast-load's affinity set. */
   format?: OutputFormat;
+  /** The kube-proxy release whose table to program; the newest by default. */
+  version?: KubeProxyVersion;
 }
 
 /**
@@ -29,12 +32,12 @@ export interface NftablesOptions {
 export function compileFamily<R>(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[], store: RuleStore<R>): R {
   const table: Table = { family: m.family === 4 ? 'ip' : 'ip6', name: opts.tableName, comment: TABLE_COMMENT };
   const b = new TableBuilder(table, store);
-  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, { format: opts.format ?? 'text' }));
+  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, { format: opts.format ?? 'text', version: opts.version ?? NEWEST_KUBE_PROXY }));
   return b.finish();
 }
 
 function emitFamilyTable(b: TableBuilder, m: FamilyModel, warnings: Diagnostic[], layout: TableEmitters): void {
-  const ctx = familyContext(m.family, m.masqueradeBit);
+  const ctx = familyContext(m.family, m.masqueradeBit, layout.forms);
   const emit = layout.servicePort;
   layout.fixed(b, ctx, m);
   const claims = resolveClaims(m, warnings);

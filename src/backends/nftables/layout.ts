@@ -15,6 +15,8 @@ import { emitFirewall } from './firewall.js';
 import { emitKubeProxyFixedPart } from './fixed.js';
 import type { ServicePortPlan } from './plan.js';
 import { emitEndpointSelection } from './policy.js';
+import { KUBE_PROXY_VERSIONS, NEWEST_KUBE_PROXY, type KubeProxyVersion } from '../../model/kube-proxy-version.js';
+import { TABLE_FORMS, type TableForms } from './versions.js';
 
 export type Layout = 'kube-proxy' | 'fast-load';
 
@@ -24,12 +26,12 @@ export type OutputFormat = 'text' | 'json';
 
 /**
  * What a table is made for, besides its model, that may change what a layout emits: the
- * output format (JSON cannot declare fast-load's affinity set). A kube-proxy version, when
- * kproxc compiles for several, is a field here: each layout then picks its fixed part and
- * emitters by it, as fast-load picks its affinity form by the format.
+ * output format (JSON cannot declare fast-load's affinity set) and the kube-proxy release
+ * whose table kube-proxy's layout programs (versions.ts).
  */
 export interface LayoutTarget {
   format: OutputFormat;
+  version: KubeProxyVersion;
 }
 
 /** How a policy chain picks among its endpoints (affinity first, then at random). */
@@ -55,6 +57,8 @@ export type FixedPart = (b: TableBuilder, ctx: FamilyContext, m: FamilyModel) =>
 export interface TableEmitters {
   fixed: FixedPart;
   servicePort: ServicePortEmitters;
+  /** The forms of the kube-proxy release the table follows. */
+  forms: TableForms;
 }
 
 export interface LayoutSpec {
@@ -71,13 +75,18 @@ const KUBE_PROXY_EMITTERS: ServicePortEmitters = { firewall: emitFirewall, selec
 
 export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
   'kube-proxy': {
-    emitters: () => ({ fixed: emitKubeProxyFixedPart, servicePort: KUBE_PROXY_EMITTERS }),
+    emitters: (t) => ({ fixed: emitKubeProxyFixedPart, servicePort: KUBE_PROXY_EMITTERS, forms: TABLE_FORMS[t.version] }),
     managedSets: [],
   },
   'fast-load': {
     // JSON output keeps kube-proxy's per-endpoint affinity sets: nft 1.0.6's JSON cannot
-    // declare the table-wide set's `typeof` key.
-    emitters: (t) => ({ fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters(t.format === 'json' ? 'per-endpoint' : 'table-wide') }),
+    // declare the table-wide set's `typeof` key. Its semantics are kube-proxy's, the same
+    // in every release: it keeps 1.35's forms whatever the target release.
+    emitters: (t) => ({
+      fixed: emitKubeProxyFixedPart,
+      servicePort: fastLoadEmitters(t.format === 'json' ? 'per-endpoint' : 'table-wide'),
+      forms: TABLE_FORMS['1.35'],
+    }),
     managedSets: [AFFINITY_SET],
   },
 };
@@ -93,6 +102,24 @@ export function layoutSpec(layout: Layout = DEFAULT_LAYOUT): LayoutSpec {
 }
 
 /** The emitters of one table of `layout` (kube-proxy's by default). */
-export function layoutEmitters(layout: Layout = DEFAULT_LAYOUT, target: LayoutTarget = { format: 'text' }): TableEmitters {
+export function layoutEmitters(layout: Layout = DEFAULT_LAYOUT, target: LayoutTarget = { format: 'text', version: NEWEST_KUBE_PROXY }): TableEmitters {
   return layoutSpec(layout).emitters(target);
 }
+
+/** One kind of table kproxc programs: a layout, for a kube-proxy release. */
+export interface TableKind {
+  /** `kube-proxy-1.36`, `fast-load`: how tests and golden folders name it. */
+  name: string;
+  layout: Layout;
+  version: KubeProxyVersion;
+}
+
+/**
+ * Every kind of table: kube-proxy's layout as each release programs it, and fast-load
+ * (the same in every release). The tests iterate it: every kind traces alike and loads.
+ */
+export const TABLE_KINDS: readonly TableKind[] = [
+  ...KUBE_PROXY_VERSIONS.map((version): TableKind => ({ name: `kube-proxy-${version}`, layout: 'kube-proxy', version })),
+  ...LAYOUTS.filter((l) => l !== 'kube-proxy').map((layout): TableKind => ({ name: layout, layout, version: NEWEST_KUBE_PROXY })),
+];
+

@@ -44,6 +44,8 @@ export const FIREWALL_CHECK_CHAIN = 'firewall-check';
 // masquerading
 export const MARK_MASQ_CHAIN = 'mark-for-masquerade';
 export const MASQUERADING_CHAIN = 'masquerading';
+/** 1.36 on: the node's endpoints, as the connections they make to themselves through a Service. */
+export const HAIRPIN_SET = 'hairpin-connections';
 
 // per-Service-port and per-endpoint prefixes (each at most 16 bytes with its hyphen)
 const CLUSTER_POLICY_PREFIX = 'service-';

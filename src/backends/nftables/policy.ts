@@ -2,14 +2,14 @@
 // its short-circuits, and the policy chains that pick an endpoint (affinity first, then
 // `numgen random`).
 import type { Endpoint, FamilyModel } from '../../model/types.js';
-import { eq, goto, jump, num, type Stmt } from '../../nft/expr.js';
+import { eq, goto, meta, num, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
 import type { ServicePortEmitters } from './layout.js';
 import { localMatch } from './local-detector.js';
-import { MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
+import { usesEndpointChains } from './versions.js';
 
 const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t: 'sym', s: 'local' });
 
@@ -27,18 +27,19 @@ export function emitPolicyChains(
 
   // ClusterIP traffic from outside the cluster is masqueraded: it may have been routed to
   // this node by a static route for the Service range and leave again to another node.
-  if (plan.hasInternalEndpoints) {
+  // (From 1.36 one rule in `services` does it for every ClusterIP: fixed.ts.)
+  if (plan.hasInternalEndpoints && ctx.forms.clusterIPMasquerade === 'per-service') {
     const proto = sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
     const match: Stmt[] = [eq(ctx.daddr, { t: 'ip', ip: sp.clusterIP }), eq({ t: 'payload', proto, field: 'dport' }, num(sp.port))];
     const notLocal = localMatch(ctx, m.localDetector, false);
-    if (m.masqueradeAll) b.rule({ chain: plan.internalChain, stmts: [...match, jump(MARK_MASQ_CHAIN)] });
-    else if (notLocal) b.rule({ chain: plan.internalChain, stmts: [...match, notLocal, jump(MARK_MASQ_CHAIN)] });
+    if (m.masqueradeAll) b.rule({ chain: plan.internalChain, stmts: [...match, ctx.markForMasquerade] });
+    else if (notLocal) b.rule({ chain: plan.internalChain, stmts: [...match, notLocal, ctx.markForMasquerade] });
   }
 
   if (plan.usesExternalChain) {
     if (!sp.externalPolicyLocal) {
       // Cluster policy may send the packet to another node: masquerade.
-      b.rule({ chain: chains.external, stmts: [jump(MARK_MASQ_CHAIN)] });
+      b.rule({ chain: chains.external, stmts: [ctx.markForMasquerade] });
     } else {
       // Local policy keeps the client's source, except for two cases that behave as if
       // they went out to the load balancer and came back.
@@ -46,7 +47,7 @@ export function emitPolicyChains(
       if (podTraffic) {
         b.rule({ chain: chains.external, stmts: [podTraffic, goto(chains.clusterPolicy)], comment: 'short-circuit pod traffic' });
       }
-      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, jump(MARK_MASQ_CHAIN)], comment: 'masquerade local traffic' });
+      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, ctx.markForMasquerade], comment: 'masquerade local traffic' });
       b.rule({ chain: chains.external, stmts: [fibSaddrLocal, goto(chains.clusterPolicy)], comment: 'short-circuit local traffic' });
     }
     if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: [goto(plan.externalPolicyChain)] });
@@ -58,6 +59,10 @@ export function emitPolicyChains(
 
 export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   const { sp } = plan;
+  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined)) {
+    emitDirectDnat(b, ctx, plan, chain, endpoints);
+    return;
+  }
   const names = plan.endpointNames(endpoints);
   if (sp.affinityTimeout !== undefined) {
     for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
@@ -66,4 +71,19 @@ export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan:
     chain,
     stmts: [{ t: 'numgen-vmap', mod: endpoints.length, targets: names.map((n) => ({ kind: 'goto', target: n.chain })) }],
   });
+}
+
+/**
+ * 1.36 on, a Service port without session affinity: the policy chain DNATs itself, to an
+ * endpoint drawn by a numgen map (kube-proxy's endpoint order); 1.37 DNATs a lone endpoint
+ * without the map.
+ */
+function emitDirectDnat(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
+  const proto = plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
+  const l4protoIs = eq(meta('l4proto'), { t: 'sym', s: proto });
+  if (endpoints.length === 1 && ctx.forms.dnat === 'numgen-map-or-direct') {
+    b.rule({ chain, stmts: [l4protoIs, { t: 'dnat', ip: endpoints[0].ip, port: endpoints[0].port }] });
+    return;
+  }
+  b.rule({ chain, stmts: [l4protoIs, { t: 'numgen-dnat', mod: endpoints.length, targets: endpoints.map((ep) => ({ ip: ep.ip, port: ep.port })) }] });
 }

@@ -4,6 +4,7 @@ import { ctStateNew, jump, type Stmt } from '../../nft/expr.js';
 import type { BaseChainSpec } from '../../nft/objects.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import * as N from './names.js';
+import type { TableForms } from './versions.js';
 
 // Numeric priorities: nft before 1.0.9 refuses "dstnat" outside prerouting.
 const DSTNAT = -100;
@@ -39,15 +40,15 @@ export const JUMP_CHAINS: { to: string; from: string; newOnly: boolean; why: str
   { to: N.CLUSTER_IPS_CHECK_CHAIN, from: N.FILTER_OUTPUT_POST_DNAT, newOnly: true, why: 'bad ClusterIPs or ports, from the node' },
 ];
 
-/** Regular chains every table has, besides the jump targets. */
+/** Regular chains every table has, besides the jump targets (mark-for-masquerade up to 1.35). */
 export const TOP_LEVEL_CHAINS = [N.SERVICES_CHAIN, N.CLUSTER_IPS_CHECK_CHAIN, N.MASQUERADING_CHAIN, N.MARK_MASQ_CHAIN];
 
-export function emitSkeleton(b: TableBuilder): void {
+export function emitSkeleton(b: TableBuilder, forms: TableForms): void {
   for (const bc of BASE_CHAINS) b.chain({ name: bc.name, base: bc.spec });
   for (const j of JUMP_CHAINS) {
     b.chain({ name: j.to });
     const stmts: Stmt[] = j.newOnly ? [ctStateNew, jump(j.to)] : [jump(j.to)];
     b.rule({ chain: j.from, stmts });
   }
-  for (const name of TOP_LEVEL_CHAINS) b.chain({ name });
+  for (const name of TOP_LEVEL_CHAINS) if (name !== N.MARK_MASQ_CHAIN || forms.markChain) b.chain({ name });
 }
