@@ -7,7 +7,8 @@
 // whose members of removed endpoints the diff deletes: docs/fast-load.md).
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAYOUTS } from '../../src/backends/nftables/layout.js';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
+import { kindArgs } from '../helpers/fixtures.js';
 import { Cluster, type NftLayout } from '../helpers/dataplane/cluster.js';
 import { SCENARIOS, STICKY, stickyEndpoints } from '../helpers/dataplane/scenarios.js';
 import { readyEndpoints } from '../helpers/dataplane/snapshot.js';
@@ -17,7 +18,7 @@ import { kproxc, ROOT } from '../helpers/kproxc.js';
 const A = path.join(ROOT, 'test/dataplane/cluster-a.yaml');
 const B = path.join(ROOT, 'test/dataplane/cluster-b.yaml');
 
-describe.each<NftLayout>(LAYOUTS)('the node in the %s layout', (layout) => {
+describe.each<NftLayout>([...TABLE_KINDS])('the node as $name', (layout) => {
   let cluster: Cluster | undefined;
   /** Which web-sticky endpoint each client source stuck to under A. */
   let stuckInA: Map<string, string> | undefined;
@@ -40,7 +41,7 @@ describe.each<NftLayout>(LAYOUTS)('the node in the %s layout', (layout) => {
 
   /** The scenarios below are about B reached by diff; without the diff they cannot run. */
   const movedToB = (): Cluster => {
-    if (!moved) throw new Error(`the node was not moved to cluster-b.yaml: kproxc diff failed (see the test "kproxc diff --layout ${layout} --live moves the node ...")`);
+    if (!moved) throw new Error(`the node was not moved to cluster-b.yaml: kproxc diff failed (see the test "kproxc diff ${kindArgs(layout).join(' ')} --live moves the node ...")`);
     return built();
   };
 
@@ -48,13 +49,13 @@ describe.each<NftLayout>(LAYOUTS)('the node in the %s layout', (layout) => {
     stuckInA = await stickyEndpoints(built(), built().snapshot(A));
   });
 
-  it(`kproxc diff --layout ${layout} --live moves the node from cluster-a.yaml to cluster-b.yaml`, async () => {
+  it(`kproxc diff ${kindArgs(layout).join(' ')} --live moves the node from cluster-a.yaml to cluster-b.yaml`, async () => {
     const c = built();
     const script = await c.diff(B, layout);
     expect(script, 'A and B differ, so the transaction is not empty').not.toBe('');
     moved = true;
     // docs/cli.md: once applied, a second diff prints nothing.
-    const again = await kproxc(['diff', '--layout', layout, B, '--live', '-'], c.node.nft(['-j', 'list', 'ruleset']));
+    const again = await kproxc(['diff', ...kindArgs(layout), B, '--live', '-'], c.node.nft(['-j', 'list', 'ruleset']));
     expect({ code: again.code, stdout: again.stdout }, 'a second diff prints nothing').toEqual({ code: 0, stdout: '' });
   });
 

@@ -5,7 +5,7 @@
 // layout and in the fast-load layout (docs/fast-load.md): the same scenarios pass in both.
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { LAYOUTS } from '../../src/backends/nftables/layout.js';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
 import { Cluster } from '../helpers/dataplane/cluster.js';
 import { HARNESS_CHECK, SCENARIOS } from '../helpers/dataplane/scenarios.js';
 import { removeStaleNamespaces } from '../helpers/dataplane/stale.js';
@@ -31,10 +31,10 @@ const built = (): Cluster => {
 
 it(HARNESS_CHECK.name, () => HARNESS_CHECK.run(built(), built().snapshots[0]));
 
-for (const layout of LAYOUTS) {
+for (const kind of TABLE_KINDS) {
   for (const file of SNAPSHOTS) {
-    describe(`${path.basename(file)} loaded with kproxc compile --layout ${layout}`, () => {
-      beforeAll(() => built().load(file, layout));
+    describe(`${path.basename(file)} loaded with kproxc compile as ${kind.name}`, () => {
+      beforeAll(() => built().load(file, kind));
       for (const s of SCENARIOS) it(s.name, () => s.run(built(), built().snapshot(file)));
     });
   }

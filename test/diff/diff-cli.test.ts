@@ -7,14 +7,25 @@ import { DIFF_FIXTURES } from '../helpers/diff-cases.js';
 import { tempDir, tempFiles } from '../helpers/diff-nft.js';
 import { kproxc, kproxcProcess } from '../helpers/kproxc.js';
 
+/** The fixtures' live tables are kube-proxy 1.35's: compared with its table, without the release read from them. */
+const V135 = ['--kube-proxy-version', '1.35'];
+
 const snap = (name: string) => path.join(DIFF_FIXTURES, `${name}.yaml`);
 const live = (name: string) => path.join(DIFF_FIXTURES, `${name}.live.json`);
 const rel = (p: string) => path.relative(path.join(DIFF_FIXTURES, '../..'), p);
 
 describe('kproxc diff', () => {
   it('an unchanged cluster prints nothing at all; --exit-code says 0', () => {
-    const r = kproxcProcess(['diff', rel(snap('unchanged')), '--live', rel(live('unchanged')), '--exit-code']);
+    const r = kproxcProcess(['diff', ...V135, rel(snap('unchanged')), '--live', rel(live('unchanged')), '--exit-code']);
     expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
+  });
+
+  it('without a release from the flag or the Node, reads it from the live table and says so', () => {
+    const r = kproxcProcess(['diff', rel(snap('unchanged')), '--live', rel(live('unchanged')), '--exit-code']);
+    expect(r).toMatchObject({ code: 0, stdout: '' });
+    expect(r.stderr).toBe(
+      "kproxc: kube-proxy 1.35, read from the live table (a mark-for-masquerade chain); --kube-proxy-version or the Node's version chooses another\n",
+    );
   });
 
   it('--exit-code says 1 when there is something to do; without it, 0', () => {
@@ -27,8 +38,8 @@ describe('kproxc diff', () => {
   });
 
   it('reads the live listing from standard input', async () => {
-    const r = await kproxc(['diff', snap('endpoint-added'), '--live', '-'], fs.readFileSync(live('endpoint-added'), 'utf8'));
-    const f = await kproxc(['diff', snap('endpoint-added'), '--live', live('endpoint-added')]);
+    const r = await kproxc(['diff', ...V135, snap('endpoint-added'), '--live', '-'], fs.readFileSync(live('endpoint-added'), 'utf8'));
+    const f = await kproxc(['diff', ...V135, snap('endpoint-added'), '--live', live('endpoint-added')]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(f.stdout);
   });
@@ -38,12 +49,12 @@ describe('kproxc diff', () => {
     try {
       const out = path.join(dir, 'now.nft');
       const later = path.join(dir, 'later.nft');
-      const r = await kproxc(['diff', snap('service-removed'), '--live', live('service-removed'), '-o', out, '--two-phase', later, '--exit-code']);
+      const r = await kproxc(['diff', ...V135, snap('service-removed'), '--live', live('service-removed'), '-o', out, '--two-phase', later, '--exit-code']);
       expect(r).toMatchObject({ code: 1, stdout: '', stderr: '' });
       expect(fs.readFileSync(out, 'utf8')).toMatch(/^delete element ip kube-proxy cluster-ips \{ 172\.30\.0\.42 \}\n/);
       expect(fs.readFileSync(out, 'utf8')).not.toContain('delete chain');
       expect(fs.readFileSync(later, 'utf8').split('\n').filter(Boolean).every((l) => l.startsWith('delete chain ip kube-proxy '))).toBe(true);
-      const e = await kproxc(['diff', snap('unchanged'), '--live', live('unchanged'), '-o', out, '--two-phase', later, '--exit-code']);
+      const e = await kproxc(['diff', ...V135, snap('unchanged'), '--live', live('unchanged'), '-o', out, '--two-phase', later, '--exit-code']);
       expect(e).toMatchObject({ code: 0, stdout: '', stderr: '' });
       expect(fs.readFileSync(out, 'utf8')).toBe('');
       expect(fs.readFileSync(later, 'utf8')).toBe('');
@@ -57,7 +68,7 @@ describe('kproxc diff', () => {
     try {
       const ct = path.join(dir, 'conntrack.sh');
       fs.writeFileSync(ct, 'old\n');
-      const r = await kproxc(['diff', snap('unchanged'), '--live', live('unchanged'), '--conntrack', ct]);
+      const r = await kproxc(['diff', ...V135, snap('unchanged'), '--live', live('unchanged'), '--conntrack', ct]);
       expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
       expect(fs.readFileSync(ct, 'utf8')).toBe('');
       // An empty bridge translated nothing: every UDP Service address with endpoints is cleared of untranslated entries.
@@ -75,7 +86,7 @@ describe('kproxc diff', () => {
   });
 
   it('--table picks the table: a listing without it means the full ruleset', async () => {
-    const r = await kproxc(['diff', snap('unchanged'), '--live', live('unchanged'), '--table', 'other']);
+    const r = await kproxc(['diff', ...V135, snap('unchanged'), '--live', live('unchanged'), '--table', 'other']);
     expect(r.stdout.split('\n')[0]).toBe('add table ip other { comment "rules for kube-proxy" ; }');
   });
 
@@ -87,7 +98,7 @@ describe('kproxc diff', () => {
       const changed = text.replace('{"reject": {"type": "icmp", "expr": "port-unreachable"}}', '{"counter": {"packets": 0, "bytes": 0}}');
       expect(changed).not.toBe(text);
       fs.writeFileSync(f, changed);
-      const r = await kproxc(['diff', snap('unchanged'), '--live', f]);
+      const r = await kproxc(['diff', ...V135, snap('unchanged'), '--live', f]);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/cluster-ips-check/);
@@ -123,7 +134,7 @@ describe('kproxc diff', () => {
     ];
     for (const [what, args, message] of cases) {
       it(what, async () => {
-        const r = await kproxc(['diff', snap('unchanged'), ...args()], '');
+        const r = await kproxc(['diff', ...V135, snap('unchanged'), ...args()], '');
         expect(r.code).toBe(2);
         expect(r.stdout).toBe('');
         expect(r.stderr).toMatch(message);

@@ -7,8 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAYOUTS } from '../../src/backends/nftables/layout.js';
-import { FIXTURES, GOLDEN, listFixtures } from '../helpers/fixtures.js';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
+import { FIXTURES, GOLDEN, kindArgs, listFixtures } from '../helpers/fixtures.js';
 import { kproxc } from '../helpers/kproxc.js';
 import { ourState, tempFiles } from '../helpers/diff-nft.js';
 import { createNetns, withNetns, type Netns } from '../helpers/netns.js';
@@ -51,13 +51,13 @@ describe.each(LOAD_PATHS)('compile --format $format loaded with $how', ({ format
   });
 
   for (const f of fixtures) {
-    for (const layout of LAYOUTS) {
-      it(`${path.basename(f.file)} --layout ${layout}: diff is empty`, async () => {
-        const compiled = await run(['compile', '--layout', layout, '--format', format, f.file, ...f.args]);
+    for (const kind of TABLE_KINDS) {
+      it(`${path.basename(f.file)} ${kind.name}: diff is empty`, async () => {
+        const compiled = await run(['compile', ...kindArgs(kind), '--format', format, f.file, ...f.args]);
         ns.nft(['flush', 'ruleset']);
         ns.nft([...load], compiled);
         const listing = ns.nft(['-j', 'list', 'ruleset']);
-        const diff = await kproxc(['diff', '--layout', layout, '--exit-code', '--live', '-', f.file, ...f.args], listing);
+        const diff = await kproxc(['diff', ...kindArgs(kind), '--exit-code', '--live', '-', f.file, ...f.args], listing);
         expect(diff.stdout, diff.stderr).toBe('');
         expect(diff.code, diff.stderr).toBe(0);
       });

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import type { Layout } from '../../src/backends/nftables/layout.js';
+import { DEFAULT_LAYOUT, type TableKind } from '../../src/backends/nftables/layout.js';
 import { decodeText } from '../../src/input/encoding.js';
 import { parseFiles } from '../../src/input/source.js';
 import { ROOT } from './kproxc.js';
@@ -14,11 +14,24 @@ export const GOLDEN = path.join(ROOT, 'golden');
 export const UPDATE = process.env.UPDATE_GOLDEN === '1';
 
 /** Where each layout's golden files are, under GOLDEN: kube-proxy's (the default) at the top. */
-export const GOLDEN_DIRS: Record<Layout, string> = { 'kube-proxy': '', 'fast-load': 'fast-load' };
+export const GOLDEN_DIRS: Record<string, string> = {
+  // kube-proxy 1.35's goldens stand at the top: they were the only ones before releases differed.
+  'kube-proxy-1.35': '',
+  'kube-proxy-1.36': 'kube-proxy-1.36',
+  'kube-proxy-1.37': 'kube-proxy-1.37',
+  'fast-load': 'fast-load',
+};
 
-/** A golden file of a layout, relative to GOLDEN: `<dir>/<case>.<ext>`. */
-export function layoutGolden(layout: Layout, name: string, ext: 'nft' | 'json'): string {
-  return path.join(GOLDEN_DIRS[layout], `${name}.${ext}`);
+/** A golden file of a kind of table, relative to GOLDEN: `<dir>/<case>.<ext>`. */
+export function kindGolden(kind: TableKind, name: string, ext: 'nft' | 'json'): string {
+  const dir = GOLDEN_DIRS[kind.name];
+  if (dir === undefined) throw new Error(`no golden folder for ${kind.name}: add it to GOLDEN_DIRS`);
+  return path.join(dir, `${name}.${ext}`);
+}
+
+/** The command-line flags that compile a table of `kind`. */
+export function kindArgs(kind: TableKind): string[] {
+  return [...(kind.layout === DEFAULT_LAYOUT ? [] : ['--layout', kind.layout]), '--kube-proxy-version', kind.version];
 }
 
 /**

@@ -1,11 +1,12 @@
-// Tracing one snapshot in both nftables layouts and comparing what each packet does. The
+// Tracing one snapshot in every kind of table (kube-proxy's layout of each release, and
+// fast-load) and comparing what each packet does. The
 // comparison is of outcomes, not of rule texts: each branch's verdict, DNAT endpoint,
 // masquerade, and the session-affinity keys it wrote, mapped back to the endpoint chain
 // whose lookup reads them (kube-proxy: `ip saddr @affinity-<endpoint> goto endpoint-...`;
 // fast-load: the same lookup in one table-wide set with the endpoint's constants in the
 // key). The branches are compared as a multiset: the layouts choose endpoints with rules
 // of different shapes, so only the set of outcomes, with multiplicity, must agree.
-import { LAYOUTS, type Layout } from '../../src/backends/nftables/layout.js';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
 import { compileTables, loadModel, type ModelResult } from '../../src/compile.js';
 import type { CompileOptions } from '../../src/model/options.js';
 import { servicePortKey, type FamilyModel } from '../../src/model/types.js';
@@ -53,16 +54,17 @@ function reads(e: Expr, field: string): boolean {
 
 export interface LayoutPair {
   model: ModelResult;
-  tracers: Record<Layout, LayoutTracer>;
+  /** By kind of table (TABLE_KINDS' names). */
+  tracers: Record<string, LayoutTracer>;
 }
 
 export function layoutPair(name: string, text: string, opts: CompileOptions): LayoutPair {
   const model = loadModel([{ name, text }], opts);
-  const tracers = {} as Record<Layout, LayoutTracer>;
-  for (const layout of LAYOUTS) {
-    const tables = compileTables(model, { tableName: 'kube-proxy', layout }, [], StatementStore);
+  const tracers: Record<string, LayoutTracer> = {};
+  for (const kind of TABLE_KINDS) {
+    const tables = compileTables(model, { tableName: 'kube-proxy', layout: kind.layout, version: kind.version }, [], StatementStore);
     const readers = new Map(model.families.map((m, i) => [m.family as number, affinityReaders(tables[i])]));
-    tracers[layout] = { trace: tableTracer(model, tables), readers };
+    tracers[kind.name] = { trace: tableTracer(model, tables), readers };
   }
   return { model, tracers };
 }
@@ -89,10 +91,36 @@ export function outcomes(t: LayoutTracer, r: TraceResult): string[] {
     .sort();
 }
 
-/** Traces a packet in every layout: the outcomes of each, to compare with the default layout's. */
-export function compareLayouts(pair: LayoutPair, p: TracePacket): Record<Layout, string[]> {
-  const out = {} as Record<Layout, string[]>;
-  for (const layout of LAYOUTS) out[layout] = outcomes(pair.tracers[layout], pair.tracers[layout].trace(p));
+/**
+ * The addresses of the node's own endpoints. kube-proxy masquerades a connection DNATed back
+ * to its own source (hairpin): up to 1.35 for any endpoint, from 1.36 for the node's own
+ * endpoints (its hairpin set). A source that is another endpoint's address is the node
+ * itself reaching a host-network endpoint at its own address (the API server's), where
+ * masquerade changes nothing; such a branch's masquerade is not compared.
+ */
+function localEndpointAddresses(model: ModelResult): Set<string> {
+  const out = new Set<string>();
+  for (const m of model.families) for (const eps of m.endpoints.values()) for (const e of eps) if (e.isLocal) out.add(formatIP(e.ip));
+  return out;
+}
+
+function withoutSelfMasquerade(outcome: string, p: TracePacket, local: Set<string>): string {
+  const o = JSON.parse(outcome) as { endpoint: string | null; masquerade: boolean | null };
+  const src = formatIP(p.src);
+  const toItself = o.endpoint !== null && (o.endpoint.startsWith(`${src}:`) || o.endpoint.startsWith(`[${src}]:`));
+  if (!toItself || local.has(src)) return outcome;
+  return JSON.stringify({ ...o, masquerade: null });
+}
+
+/** Traces a packet in every kind of table: the outcomes of each, to compare with the first kind's. */
+export function compareLayouts(pair: LayoutPair, p: TracePacket): Record<string, string[]> {
+  const local = localEndpointAddresses(pair.model);
+  const out: Record<string, string[]> = {};
+  for (const kind of TABLE_KINDS) {
+    out[kind.name] = outcomes(pair.tracers[kind.name], pair.tracers[kind.name].trace(p))
+      .map((o) => withoutSelfMasquerade(o, p, local))
+      .sort();
+  }
   return out;
 }
 
@@ -169,7 +197,7 @@ const REFUSED = { 4: ['198.18.0.9', '100.64.0.9', '172.16.0.9'], 6: ['2001:db9::
  * Every target (each Service port's ClusterIP and an unused port of it, its NodePort on each
  * node address, its external and load-balancer IPs, an unallocated Service address) from
  * every source (outside, a Pod, the node arriving and sending); each Service port's own
- * endpoints to its ClusterIP (hairpin); and a source inside each of its allowed ranges,
+ * endpoints on this node to its ClusterIP (hairpin); and a source inside each of its allowed ranges,
  * and one outside them all, to its external addresses.
  */
 export function derivedPackets(m: FamilyModel): TracePacket[] {
@@ -177,7 +205,11 @@ export function derivedPackets(m: FamilyModel): TracePacket[] {
   const out = sources(m).flatMap((s) => all.map((t) => packet(s, t)));
   for (const sp of m.servicePorts) {
     const protocol = sp.id.protocol.toLowerCase() as L4Protocol;
-    for (const e of (m.endpoints.get(servicePortKey(sp.id)) ?? []).slice(0, 3)) {
+    // Only the node's own endpoints: a remote endpoint's connection to its Service is
+    // DNATed on its own node and never reaches this one (from 1.36 kube-proxy's hairpin
+    // set holds the node's endpoints alone, where 1.35 masqueraded any source that was the
+    // endpoint).
+    for (const e of (m.endpoints.get(servicePortKey(sp.id)) ?? []).filter((x) => x.isLocal).slice(0, 3)) {
       out.push(packet({ src: e.ip }, { dst: sp.clusterIP, port: sp.port, protocol }));
     }
     const ranges = sp.loadBalancerSourceRanges;

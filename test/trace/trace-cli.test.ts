@@ -4,12 +4,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LAYOUTS } from '../../src/backends/nftables/layout.js';
-import { golden } from '../helpers/fixtures.js';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
+import { golden, kindArgs } from '../helpers/fixtures.js';
 import { kproxc, kproxcProcess, ROOT } from '../helpers/kproxc.js';
 import { groupIDCandidate } from '../../src/backends/ovs/group-ids.js';
 
 const OVERALL = 'test/trace/kube-proxy/overall.yaml';
+/** The golden traces are of kube-proxy 1.35's table. */
+const V135 = ['--kube-proxy-version', '1.35'];
 const V6 = 'test/trace/kube-proxy/nodeports-v6.yaml';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-trace-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -25,7 +27,7 @@ const OVERALL_WARNING = /^test\/trace\/kube-proxy\/overall\.yaml:\d+:\d+: Servic
 
 describe('kproxc trace: output', () => {
   it('prints the path in rule terms and the outcome', async () => {
-    const r = await kproxc(['trace', OVERALL, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80']);
+    const r = await kproxc(['trace', OVERALL, ...V135, '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80']);
     expect(r.stderr).toMatch(OVERALL_WARNING);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('[prerouting] services: matched service-ips element 172.30.0.41 . tcp . 80 → goto service-ULMVA6XW-ns1/svc1/tcp/p80');
@@ -33,15 +35,30 @@ describe('kproxc trace: output', () => {
     expect(r.stdout).toBe(golden('trace/overall-clusterip.txt', r.stdout));
   });
 
+  it('follows kube-proxy 1.36: a numgen DNAT map, and an endpoint reaching itself masqueraded through the hairpin set', async () => {
+    const r = await kproxc(['trace', OVERALL, '--kube-proxy-version', '1.36', '--src', '10.180.0.5', '--dst', '172.30.0.44', '--dport', '80']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(golden('trace/overall-1.36-hairpin.txt', r.stdout));
+    expect(r.stdout).toContain('ct status dnat ip saddr . ip daddr . meta l4proto . th dport @hairpin-connections masquerade fully-random');
+    expect(r.stdout).toContain('=> dnat to 10.180.0.5:80, masqueraded');
+    expect(r.stdout).toContain('=> dnat to 10.180.0.4:80\n');
+  });
+
+  it('follows kube-proxy 1.37: a lone endpoint DNATed without a map', async () => {
+    const r = await kproxc(['trace', OVERALL, '--kube-proxy-version', '1.37', '--src', '10.0.0.2', '--dst', '172.30.0.41', '--dport', '80']);
+    expect(r.stdout).toContain('meta l4proto tcp dnat to 10.180.0.1:80');
+    expect(r.stdout).toContain('verdict: dnat 10.180.0.1:80; masquerade: no');
+  });
+
   it('shows every branch of a load-balanced Service', async () => {
-    const r = await kproxc(['trace', OVERALL, '--src', '203.0.113.2', '--dst', '192.168.99.33', '--dport', '80']);
+    const r = await kproxc(['trace', OVERALL, ...V135, '--src', '203.0.113.2', '--dst', '192.168.99.33', '--dport', '80']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(golden('trace/overall-external-ip-two-endpoints.txt', r.stdout));
     expect(r.stdout).toContain('branch 2 of 2:');
   });
 
   it('traces a packet the node sends itself through output', async () => {
-    const r = await kproxc(['trace', OVERALL, '--src', '192.168.0.2', '--dst', '192.168.99.22', '--dport', '80', '--from-node']);
+    const r = await kproxc(['trace', OVERALL, ...V135, '--src', '192.168.0.2', '--dst', '192.168.99.22', '--dport', '80', '--from-node']);
     expect(r.stdout).toBe(golden('trace/overall-node-to-local-policy-external-ip.txt', r.stdout));
     expect(r.stdout).toContain('[output] service-endpoints-check: matched no-endpoint-services element 192.168.99.22 . tcp . 80 → drop');
   });
@@ -240,11 +257,11 @@ describe('kproxc trace --layout and --affinity', () => {
   });
 
   it('--affinity: a client that already has affinity goes to that endpoint only, in either layout, by every address of the Service', async () => {
-    for (const layout of LAYOUTS) {
+    for (const kind of TABLE_KINDS) {
       for (const to of [['--dst', '172.30.0.41', '--dport', '80'], ['--dst', '192.168.0.2', '--dport', '3001']]) {
-        const r = await kproxc(['trace', AFFINITY, '--src', '10.0.0.5', ...to, '--affinity', '10.180.0.2:80', '--layout', layout, '--json']);
+        const r = await kproxc(['trace', AFFINITY, '--src', '10.0.0.5', ...to, '--affinity', '10.180.0.2:80', ...kindArgs(kind), '--json']);
         expect(r.stderr).toBe('');
-        expect(endpoints(r.stdout), `${layout} ${to.join(' ')}`).toEqual(['10.180.0.2:80']);
+        expect(endpoints(r.stdout), `${kind.name} ${to.join(' ')}`).toEqual(['10.180.0.2:80']);
       }
     }
     const f = packetsFile('sticky.yaml', '- {sourceIP: 10.0.0.5, destIP: 172.30.0.41, destPort: 80, affinity: "10.180.0.1:80"}\n- {sourceIP: 10.0.0.5, destIP: 172.30.0.41, destPort: 80}\n');

@@ -8,13 +8,17 @@
 // already has affinity to an endpoint, with a random source or protocol now and then.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LAYOUT, LAYOUTS } from '../../src/backends/nftables/layout.js';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
+
 import { parseIP } from '../../src/net/ip.js';
 import { hostPort, type L4Protocol, type TracePacket } from '../../src/trace/packet.js';
 import { applyChange, changeArb, initialCluster, snapshot } from '../helpers/cluster-changes.js';
 import { fcParams } from '../helpers/fc-runs.js';
 import { affinityPackets, compareLayouts, derivedPackets, endpointsOf, layoutPair } from '../helpers/layout-trace.js';
 import { randomCluster } from '../helpers/random-cluster.js';
+
+const KINDS = TABLE_KINDS.map((k) => k.name);
+const FIRST = KINDS[0];
 
 const clusterArb = fc.oneof(
   fc.record({ services: fc.integer({ min: 1, max: 5 }), changes: fc.array(changeArb, { maxLength: 8 }) }).map(({ services, changes }) => {
@@ -48,13 +52,13 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
           if (p.src.family !== p.dst.family) continue;
           if (p.fromNode === undefined) delete p.fromNode;
           const out = compareLayouts(pair, p);
-          for (const layout of LAYOUTS) expect(out[layout], layout).toEqual(out[DEFAULT_LAYOUT]);
+          for (const layout of KINDS) expect(out[layout], layout).toEqual(out[FIRST]);
           traced++;
           if (!p.affinity) continue;
           // A client with affinity to E, whose first connection could reach E, reaches E only.
           const e = hostPort(p.affinity.ip, p.affinity.port);
-          if (endpointsOf(compareLayouts(pair, { ...p, affinity: undefined })[DEFAULT_LAYOUT]).includes(e)) {
-            expect(endpointsOf(out[DEFAULT_LAYOUT])).toEqual([e]);
+          if (endpointsOf(compareLayouts(pair, { ...p, affinity: undefined })[FIRST]).includes(e)) {
+            expect(endpointsOf(out[FIRST])).toEqual([e]);
             sticky++;
           }
         }

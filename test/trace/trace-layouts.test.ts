@@ -8,7 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LAYOUT, LAYOUTS } from '../../src/backends/nftables/layout.js';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
+
 import { cidrContains, formatIP } from '../../src/net/ip.js';
 import { hostPort, type TracePacket } from '../../src/trace/packet.js';
 import { fcSize } from '../helpers/fc-runs.js';
@@ -17,6 +18,9 @@ import { ROOT } from '../helpers/kproxc.js';
 import { affinityPackets, compareLayouts, derivedPackets, endpointsOf, layoutPair, type LayoutPair } from '../helpers/layout-trace.js';
 import { parseArgsToOptions } from '../helpers/options.js';
 import { flowDir, packetOf, readFlows } from '../helpers/trace.js';
+
+const KINDS = TABLE_KINDS.map((k) => k.name);
+const FIRST = KINDS[0];
 
 const label = (p: TracePacket) =>
   `${p.protocol} ${formatIP(p.src)} -> ${formatIP(p.dst)}:${p.dport}${p.iif ? ` iif ${p.iif}` : ''}${p.fromNode ? ' from the node' : ''}${p.affinity ? ` affinity ${hostPort(p.affinity.ip, p.affinity.port)}` : ''}`;
@@ -28,8 +32,8 @@ function checkAll(pair: LayoutPair, packets: TracePacket[], where: string): { br
   const verdicts = new Set<string>();
   for (const p of packets) {
     const out = compareLayouts(pair, p);
-    const reference = out[DEFAULT_LAYOUT];
-    for (const layout of LAYOUTS) expect(out[layout], `${where}: ${layout}: ${label(p)}`).toEqual(reference);
+    const reference = out[FIRST];
+    for (const layout of KINDS) expect(out[layout], `${where}: ${layout}: ${label(p)}`).toEqual(reference);
     branches += reference.length;
     for (const o of reference) {
       const b = JSON.parse(o) as { verdict: string; masquerade: boolean; affinity: string[] };
@@ -48,10 +52,10 @@ function checkAll(pair: LayoutPair, packets: TracePacket[], where: string): { br
 function checkSticky(pair: LayoutPair, packets: TracePacket[], where: string): void {
   for (const p of packets) {
     const e = hostPort(p.affinity!.ip, p.affinity!.port);
-    const fresh = endpointsOf(compareLayouts(pair, { ...p, affinity: undefined })[DEFAULT_LAYOUT]);
+    const fresh = endpointsOf(compareLayouts(pair, { ...p, affinity: undefined })[FIRST]);
     if (!fresh.includes(e)) continue;
     const out = compareLayouts(pair, p);
-    for (const layout of LAYOUTS) expect(endpointsOf(out[layout]), `${where}: ${layout}: ${label(p)} with affinity to ${e}`).toEqual([e]);
+    for (const layout of KINDS) expect(endpointsOf(out[layout]), `${where}: ${layout}: ${label(p)} with affinity to ${e}`).toEqual([e]);
     stickyChecked++;
   }
 }
@@ -104,7 +108,7 @@ describe('the layouts trace alike', () => {
       for (const sp of m.servicePorts.filter((x) => x.loadBalancerSourceRanges.length > 0)) {
         for (const p of derivedPackets(m).filter((x) => x.dport === sp.port && sp.loadBalancerVIPs.some((v) => formatIP(v) === formatIP(x.dst)) && !x.fromNode)) {
           const allowed = sp.loadBalancerSourceRanges.some((r) => cidrContains(r, p.src)) || sp.loadBalancerVIPs.some((v) => formatIP(v) === formatIP(p.src));
-          for (const layout of LAYOUTS) {
+          for (const layout of KINDS) {
             const verdicts = pair.tracers[layout].trace(p).branches.map((b) => b.verdict);
             expect(verdicts.includes('drop'), `${layout} ${label(p)}`).toBe(!allowed);
           }

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LAYOUTS } from '../../src/backends/nftables/layout.js';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
 import { compileTables, loadModel } from '../../src/compile.js';
 import { InternalError } from '../../src/diag/diagnostic.js';
 import { parseCIDR, parseIP, type IP } from '../../src/net/ip.js';
@@ -131,7 +131,7 @@ describe('every rule the compiler emits, in either layout', () => {
   for (const f of cases) {
     it(`${path.relative(ROOT, f.file)}`, () => {
       const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
-      for (const t of LAYOUTS.flatMap((layout) => compileTables(model, { tableName: 'kube-proxy', layout }, [], StatementStore))) evaluateEvery(t);
+      for (const t of TABLE_KINDS.flatMap((k) => compileTables(model, { tableName: 'kube-proxy', layout: k.layout, version: k.version }, [], StatementStore))) evaluateEvery(t);
     });
   }
   // kube-proxy 1.36's forms as the library writes them, whether or not a layout emits them yet.

@@ -8,13 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { compileFamily } from '../../src/backends/nftables/index.js';
 import { StatementStore } from '../../src/nft/ruleset.js';
 import { compileOvsDumpForm } from '../../src/backends/ovs/index.js';
-import { commandText, conntrackDeletes, NFT_SCRIPT } from '../../src/conntrack/nft.js';
+import { commandText, conntrackDeletes, dnatTargets, NFT_SCRIPT } from '../../src/conntrack/nft.js';
 import { compiledLive, ovsCommandText, ovsConntrackLive, ovsConntrackSnapshot, OVS_SCRIPT } from '../../src/conntrack/ovs.js';
 import { conntrackSnapshot } from '../../src/conntrack/snapshot.js';
 import { conntrackScript, staleDeletes, type ConntrackDelete } from '../../src/conntrack/stale.js';
 import { contentsView } from '../../src/live/view.js';
 import type { Endpoint, FamilyModel, ServicePort } from '../../src/model/types.js';
-import { parseCIDR, parseIP } from '../../src/net/ip.js';
+import { formatIP, parseCIDR, parseIP } from '../../src/net/ip.js';
 import { endpoint, familyModel, ips, servicePort, type EpSpec } from './factory.js';
 
 const ip = (s: string) => parseIP(s)!;
@@ -301,5 +301,22 @@ describe('the ovs backend: the same rule, as flush-conntrack commands in the DNA
         }
       }
     }
+  });
+});
+
+describe('the endpoints a policy chain DNATs to (kube-proxy 1.36 on, no endpoint chains)', () => {
+  const targets = (rules: string[], family: 4 | 6) => dnatTargets(rules, family).map(formatIP);
+
+  it('reads a numgen map as kproxc writes it and as nft lists it, and a plain dnat', () => {
+    expect(targets(['meta l4proto udp dnat ip addr . port to numgen random mod 2 map { 0 : 10.180.0.4 . 53 , 1 : 10.180.0.5 . 53 }'], 4)).toEqual(['10.180.0.4', '10.180.0.5']);
+    expect(targets(['meta l4proto udp dnat ip to numgen random mod 2 map { 0 : 10.244.0.10 . 9898, 1 : 10.244.0.8 . 9898 }'], 4)).toEqual(['10.244.0.10', '10.244.0.8']);
+    expect(targets(['meta l4proto udp dnat to 10.180.0.1:53'], 4)).toEqual(['10.180.0.1']);
+    expect(targets(['meta l4proto udp dnat to [fd00::1]:53'], 6)).toEqual(['fd00::1']);
+    expect(targets(['meta l4proto udp dnat ip6 addr . port to numgen random mod 2 map { 0 : fd00::1 . 53 , 1 : fd00::2 . 53 }'], 6)).toEqual(['fd00::1', 'fd00::2']);
+  });
+
+  it('reads nothing from rules that do not DNAT, or of the other family', () => {
+    expect(targets(['ip daddr 172.30.0.41 udp dport 53 ip saddr != 10.0.0.0/8 jump mark-for-masquerade'], 4)).toEqual([]);
+    expect(targets(['meta l4proto udp dnat to 10.180.0.1:53'], 6)).toEqual([]);
   });
 });

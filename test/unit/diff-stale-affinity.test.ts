@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileFamily } from '../../src/backends/nftables/index.js';
-import { LAYOUT_SPECS, LAYOUTS } from '../../src/backends/nftables/layout.js';
+import { LAYOUT_SPECS, TABLE_KINDS } from '../../src/backends/nftables/layout.js';
 import { compileTables, loadModel } from '../../src/compile.js';
 import { InternalError } from '../../src/diag/diagnostic.js';
 import { diffLive, diffTables } from '../../src/diff/diff.js';
@@ -104,9 +104,9 @@ describe('the compile records the members its rules write', () => {
 
   it('no other table manages a set: kube-proxy\'s, and fast-load\'s JSON (kube-proxy\'s affinity sets)', () => {
     const model = loadModel([{ name: file, text: full }], parseArgsToOptions([]));
-    for (const layout of LAYOUTS) {
+    for (const { layout, version } of TABLE_KINDS) {
       for (const format of ['text', 'json'] as const) {
-        const tables = model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy', layout, format }, [], new StatementStore()));
+        const tables = model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy', layout, version, format }, [], new StatementStore()));
         const managed = tables.flatMap((t) => t.sets.filter((s) => s.managed).map((s) => s.set.name));
         // What the layout names is what its tables manage (diff reads the members of those).
         for (const name of managed) expect(LAYOUT_SPECS[layout].managedSets).toContain(name);

@@ -47,7 +47,7 @@ function readAsTheLongWay(text: string) {
 /** The desired tables, keeping statements or printed (as the diff builds them). */
 function compiled(file: string, args: string[], form: 'printed' | 'statements') {
   const model = loadModel([{ name: file, text: fs.readFileSync(file, 'utf8') }], parseArgsToOptions(args));
-  return form === 'statements' ? compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore) : compileTables(model, { tableName: 'kube-proxy' }, [], PrintedStore);
+  return form === 'statements' ? compileTables(model, { tableName: 'kube-proxy', version: '1.35' }, [], StatementStore) : compileTables(model, { tableName: 'kube-proxy', version: '1.35' }, [], PrintedStore);
 }
 
 describe('the compact live read', () => {

@@ -19,7 +19,7 @@ import { parseArgsToOptions } from '../helpers/options.js';
 
 function compiled(file: string, args: string[] = []) {
   const model = loadModel([{ name: file, text: fs.readFileSync(file, 'utf8') }], parseArgsToOptions(args));
-  return compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore);
+  return compileTables(model, { tableName: 'kube-proxy', version: '1.35' }, [], StatementStore);
 }
 
 const liveText = (name: string) => fs.readFileSync(path.join(DIFF_FIXTURES, `${name}.live.json`), 'utf8');

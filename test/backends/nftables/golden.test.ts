@@ -1,11 +1,12 @@
 // The golden files are the output's specification: every fixture compiles to its golden
-// files byte for byte, in each layout, as text and as JSON; and the default layout's text
-// the same twice and with the snapshot's objects shuffled.
+// files byte for byte, for each kind of table (kube-proxy's layout of each release, and
+// fast-load), as text and as JSON; and kube-proxy 1.35's text the same twice and with the
+// snapshot's objects shuffled.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LAYOUT, LAYOUTS, type Layout } from '../../../src/backends/nftables/layout.js';
+import { TABLE_KINDS, type TableKind } from '../../../src/backends/nftables/layout.js';
 import {
   FIXTURES,
   GOLDEN,
@@ -14,7 +15,8 @@ import {
   goldenStderr,
   jsonFromGolden,
   jsonGoldenForm,
-  layoutGolden,
+  kindArgs,
+  kindGolden,
   listFixtures,
   shuffledSnapshot,
   type Fixture,
@@ -24,12 +26,13 @@ import { kproxc } from '../../helpers/kproxc.js';
 
 const fixtures = listFixtures();
 
-/** The default layout is what compile prints without --layout. */
-const layoutArgs = (layout: Layout): string[] => (layout === DEFAULT_LAYOUT ? [] : ['--layout', layout]);
+/** The kind whose goldens stand at the top, and whose text is also compiled shuffled. */
+const FIRST = TABLE_KINDS[0];
 
 /** The same text from a second run and from the snapshot's objects in other orders. */
 async function expectSameWhenShuffled(f: Fixture, text: string): Promise<void> {
-  const again = await kproxc(['compile', f.file, ...f.args]);
+  const args = [...f.args, ...kindArgs(FIRST)];
+  const again = await kproxc(['compile', f.file, ...args]);
   expect(again.stdout).toBe(text);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-shuffle-'));
   try {
@@ -37,7 +40,7 @@ async function expectSameWhenShuffled(f: Fixture, text: string): Promise<void> {
     for (const seed of fcFullSize() ? [1, 7, 42] : [7]) {
       const file = path.join(tmp, `${f.name}.yaml`);
       fs.writeFileSync(file, shuffledSnapshot(f.text, seed));
-      const shuffled = await kproxc(['compile', file, ...f.args]);
+      const shuffled = await kproxc(['compile', file, ...args]);
       expect(shuffled.stdout, `shuffled with seed ${seed}`).toBe(text);
     }
   } finally {
@@ -45,9 +48,9 @@ async function expectSameWhenShuffled(f: Fixture, text: string): Promise<void> {
   }
 }
 
-/** The warnings are the model's, whatever the layout: the default layout's golden ones. */
-function expectedStderr(f: Fixture, layout: Layout, stderr: string): string {
-  if (layout === DEFAULT_LAYOUT) return goldenStderr(`${f.name}.nft.stderr`, stderr);
+/** The warnings are the model's, whatever the kind of table: the first kind's golden ones. */
+function expectedStderr(f: Fixture, kind: TableKind, stderr: string): string {
+  if (kind === FIRST) return goldenStderr(`${f.name}.nft.stderr`, stderr);
   const file = path.join(GOLDEN, `${f.name}.nft.stderr`);
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
 }
@@ -57,23 +60,23 @@ describe('golden nftables output', () => {
     expect(fixtures.length).toBeGreaterThan(10);
   });
 
-  for (const layout of LAYOUTS) {
-    describe(layout, () => {
+  for (const kind of TABLE_KINDS) {
+    describe(kind.name, () => {
       for (const f of fixtures) {
         it(f.name, async () => {
           // Named from the repository's root, as the golden warnings name it.
-          const r = await kproxc(['compile', path.relative(path.join(FIXTURES, '..'), f.file), ...f.args, ...layoutArgs(layout)]);
+          const r = await kproxc(['compile', path.relative(path.join(FIXTURES, '..'), f.file), ...f.args, ...kindArgs(kind)]);
           // Most fixtures have no diagnostics; the warnings of the others are golden too.
-          expect(r.stderr).toBe(expectedStderr(f, layout, r.stderr));
+          expect(r.stderr).toBe(expectedStderr(f, kind, r.stderr));
           expect(r.code).toBe(0);
-          expect(r.stdout).toBe(golden(layoutGolden(layout, f.name, 'nft'), r.stdout));
-          if (layout === DEFAULT_LAYOUT) await expectSameWhenShuffled(f, r.stdout);
+          expect(r.stdout).toBe(golden(kindGolden(kind, f.name, 'nft'), r.stdout));
+          if (kind === FIRST) await expectSameWhenShuffled(f, r.stdout);
 
-          const json = await kproxc(['compile', f.file, ...f.args, ...layoutArgs(layout), '--format', 'json']);
+          const json = await kproxc(['compile', f.file, ...f.args, ...kindArgs(kind), '--format', 'json']);
           expect(json.code, json.stderr).toBe(0);
           const form = jsonGoldenForm(json.stdout);
           // The golden file holds the output byte for byte, one command a line.
-          expect(jsonFromGolden(golden(layoutGolden(layout, f.name, 'json'), form))).toBe(json.stdout);
+          expect(jsonFromGolden(golden(kindGolden(kind, f.name, 'json'), form))).toBe(json.stdout);
         });
       }
     });
@@ -81,12 +84,12 @@ describe('golden nftables output', () => {
 
   it('every golden file has a fixture', () => {
     const names = new Set(fixtures.map((f) => f.name));
-    const orphans = LAYOUTS.flatMap((layout) =>
+    const orphans = TABLE_KINDS.flatMap((kind) =>
       fs
-        .readdirSync(path.join(GOLDEN, GOLDEN_DIRS[layout]))
+        .readdirSync(path.join(GOLDEN, GOLDEN_DIRS[kind.name]))
         .filter((n) => /\.(nft|json)$/.test(n))
         .filter((n) => !names.has(n.replace(/\.(nft|json)$/, '')))
-        .map((n) => path.join(GOLDEN_DIRS[layout], n)),
+        .map((n) => path.join(GOLDEN_DIRS[kind.name], n)),
     );
     expect(orphans).toEqual([]);
   });

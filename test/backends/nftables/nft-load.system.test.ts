@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileFamily } from '../../../src/backends/nftables/index.js';
-import { LAYOUTS, type Layout, type OutputFormat } from '../../../src/backends/nftables/layout.js';
+import { TABLE_KINDS, type OutputFormat, type TableKind } from '../../../src/backends/nftables/layout.js';
 import { loadModel } from '../../../src/compile.js';
 import { StatementStore, type TableContents } from '../../../src/nft/ruleset.js';
 import { canonicalStmt } from '../../../src/nft/canonical.js';
@@ -17,7 +17,7 @@ import { ruleStmts } from '../../../src/nft/objects.js';
 import type { Json } from '../../../src/nft/expr-json.js';
 import { stmtJson, transactionJson } from '../../../src/nft/json.js';
 import { fullReplace } from '../../../src/nft/transaction.js';
-import { GOLDEN, jsonFromGolden, layoutGolden, listFixtures, type Fixture } from '../../helpers/fixtures.js';
+import { GOLDEN, jsonFromGolden, kindArgs, kindGolden, listFixtures, type Fixture } from '../../helpers/fixtures.js';
 import { kproxc } from '../../helpers/kproxc.js';
 import { canonicalListing, withNetns } from '../../helpers/netns.js';
 import { parseArgsToOptions } from '../../helpers/options.js';
@@ -52,21 +52,21 @@ function expectListedAsWritten(tables: TableContents[], listing: string): void {
 }
 
 /** The fixture's tables in a layout, as compile makes them for one format. */
-function tablesOf(f: Fixture, layout: Layout, format: OutputFormat): TableContents[] {
+function tablesOf(f: Fixture, kind: TableKind, format: OutputFormat): TableContents[] {
   const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
-  return model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy', layout, format }, [], new StatementStore()));
+  return model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy', layout: kind.layout, version: kind.version, format }, [], new StatementStore()));
 }
 
 const readGolden = (rel: string) => fs.readFileSync(path.join(GOLDEN, rel), 'utf8');
 
 describe('golden rulesets load into real nft', () => {
-  for (const layout of LAYOUTS) {
-    describe(layout, () => {
+  for (const kind of TABLE_KINDS) {
+    describe(kind.name, () => {
       for (const f of fixtures) {
         it(f.name, async () => {
-          const text = readGolden(layoutGolden(layout, f.name, 'nft'));
-          const json = readGolden(layoutGolden(layout, f.name, 'json'));
-          const textTables = tablesOf(f, layout, 'text');
+          const text = readGolden(kindGolden(kind, f.name, 'nft'));
+          const json = readGolden(kindGolden(kind, f.name, 'json'));
+          const textTables = tablesOf(f, kind, 'text');
           const listing = await withNetns('lm', (ns) => {
             ns.exec('nft', ['add', 'table', 'inet', 'foreign']);
             ns.exec('nft', ['add', 'chain', 'inet', 'foreign', 'c']);
@@ -81,13 +81,13 @@ describe('golden rulesets load into real nft', () => {
             for (const t of textTables) ns.nft(['delete', 'table', t.table.family, t.table.name]);
             ns.nft(['-j', '-f', '-'], json);
             const fromJson = ns.nft(['-j', 'list', 'ruleset']);
-            expectListedAsWritten(tablesOf(f, layout, 'json'), fromJson);
+            expectListedAsWritten(tablesOf(f, kind, 'json'), fromJson);
             if (jsonFromGolden(json) === transactionJson(fullReplace(textTables))) {
               expect(withoutObjectComments(canonicalListing(fromJson))).toEqual(withoutObjectComments(first));
             }
             return listed;
           });
-          const diff = await kproxc(['diff', '--layout', layout, '--live', '-', f.file, ...f.args], listing);
+          const diff = await kproxc(['diff', ...kindArgs(kind), '--live', '-', f.file, ...f.args], listing);
           expect(diff.code, diff.stderr).toBe(0);
           expect(diff.stdout).toBe('');
         });

@@ -5,7 +5,8 @@
 // destroy(), which the suite calls in afterAll and which is safe to call twice or after a
 // failed build.
 import { kproxc } from '../kproxc.js';
-import type { Layout } from '../../../src/backends/nftables/layout.js';
+import { TABLE_KINDS, type TableKind } from '../../../src/backends/nftables/layout.js';
+import { kindArgs } from '../fixtures.js';
 import type { Netns } from '../netns.js';
 import { type HarnessConfig, planTopology, type TopologyPlan } from './plan.js';
 import { probe, type ProbeJob, type ProbeResult, type Server, startServer } from './processes.js';
@@ -18,22 +19,23 @@ export interface NodeBackend {
   readonly prefix: string;
   /** Builds the topology, handing each namespace to `track` as soon as it exists. */
   build(plan: TopologyPlan, track: (ns: Netns) => void): Topology;
-  /** Compiles `file` with kproxc for this backend (nftables: in `layout`) and loads the output into the node. */
-  load(file: string, topology: Topology, layout?: NftLayout): Promise<void>;
+  /** Compiles `file` with kproxc for this backend (nftables: a table of `kind`) and loads the output into the node. */
+  load(file: string, topology: Topology, kind?: NftLayout): Promise<void>;
   /** Stops what build started other than namespaces; synchronous (exit hook), safe twice. */
   teardown(): void;
 }
 
-export type NftLayout = Layout;
+/** A kind of nftables table (kube-proxy's layout of a release, or fast-load). */
+export type NftLayout = TableKind;
 
-/** `kproxc compile --layout LAYOUT FILE | nft -f -` on the node: a full, atomic replace of its tables. */
+/** `kproxc compile --layout LAYOUT --kube-proxy-version V FILE | nft -f -` on the node: a full, atomic replace of its tables. */
 export function nftablesNode(): NodeBackend {
   return {
     prefix: NETNS_PREFIX,
     build: buildTopology,
-    async load(file, topology, layout = 'kube-proxy') {
-      const r = await kproxc(['compile', '--layout', layout, file]);
-      if (r.code !== 0) throw new Error(`kproxc compile --layout ${layout} ${file} exited ${r.code}: ${r.stderr}`);
+    async load(file, topology, kind = TABLE_KINDS[0]) {
+      const r = await kproxc(['compile', ...kindArgs(kind), file]);
+      if (r.code !== 0) throw new Error(`kproxc compile ${kindArgs(kind).join(' ')} ${file} exited ${r.code}: ${r.stderr}`);
       topology.node.nft(['-f', '-'], r.stdout);
     },
     teardown() {},
@@ -132,9 +134,9 @@ export class Cluster<B extends NodeBackend = NodeBackend> {
    * `nft -j list ruleset | kproxc diff FILE --live - | nft -f -` on the node (docs/cli.md's
    * contract). Returns the script it applied, so a caller can check how small it was.
    */
-  async diff(file: string, layout: NftLayout = 'kube-proxy'): Promise<string> {
+  async diff(file: string, kind: NftLayout = TABLE_KINDS[0]): Promise<string> {
     const live = this.node.nft(['-j', 'list', 'ruleset']);
-    const r = await kproxc(['diff', '--layout', layout, file, '--live', '-'], live);
+    const r = await kproxc(['diff', ...kindArgs(kind), file, '--live', '-'], live);
     if (r.code !== 0) throw new Error(`kproxc diff ${file} --live - exited ${r.code}: ${r.stderr.trim()}`);
     this.node.nft(['-f', '-'], r.stdout);
     this.current = this.snapshot(file);

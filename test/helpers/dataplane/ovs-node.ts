@@ -137,7 +137,7 @@ export function ovsNode(): OvsNode {
     build,
     /** `kproxc compile --backend ovs FILE` loaded with `ovs-ofctl -O OpenFlow15 bundle`: a full replace. */
     async load(file, _topology, layout) {
-      if (layout !== undefined && layout !== 'kube-proxy') throw new Error('--layout is nftables only');
+      if (layout !== undefined) throw new Error('a kind of nftables table means nothing to the ovs node');
       const r = await kproxc(['compile', '--backend', 'ovs', file]);
       if (r.code !== 0) throw new Error(`kproxc compile --backend ovs ${file} exited ${r.code}: ${r.stderr}`);
       running().loadBundle(r.stdout);
