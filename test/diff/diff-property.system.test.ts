@@ -11,6 +11,7 @@ import { applyAndCheck, compileText, diffAgainst, notOurs, tempDir } from '../he
 import { createNetns, type Netns } from '../helpers/netns.js';
 import { fcParams } from '../helpers/fc-runs.js';
 import { kproxc } from '../helpers/kproxc.js';
+import { KUBE_PROXY_VERSIONS, type KubeProxyVersion } from '../../src/model/kube-proxy-version.js';
 
 /** The affinity set of the pinned Service's first endpoint, from the compiled text. */
 function pinnedAffinitySet(compiled: string): string {
@@ -19,12 +20,13 @@ function pinnedAffinitySet(compiled: string): string {
   return m[1];
 }
 
-async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services: number; steps: Change[][]; twoPhase: boolean }): Promise<void> {
+async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services: number; steps: Change[][]; twoPhase: boolean }, release: KubeProxyVersion): Promise<void> {
+  const args = ['--kube-proxy-version', release];
   live.nft(['flush', 'ruleset']);
   const cluster = initialCluster(h.services);
   const file = path.join(dir, 'snapshot.yaml');
   fs.writeFileSync(file, snapshot(cluster));
-  const first = await compileText(file);
+  const first = await compileText(file, args);
   live.nft(['-f', '-'], 'add table inet foreign\nadd chain inet foreign c\nadd rule inet foreign c tcp dport 22 accept\n');
   live.nft(['-f', '-'], first);
   const affinitySet = pinnedAffinitySet(first);
@@ -35,8 +37,8 @@ async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services:
   for (const [i, changes] of h.steps.entries()) {
     for (const ch of changes) applyChange(current, ch);
     fs.writeFileSync(file, snapshot(current));
-    const d = await diffAgainst(live, dir, file, { twoPhase: h.twoPhase });
-    await applyAndCheck(live, fresh, dir, file, d).catch((e) => {
+    const d = await diffAgainst(live, dir, file, { twoPhase: h.twoPhase, args });
+    await applyAndCheck(live, fresh, dir, file, d, args).catch((e) => {
       throw new Error(`step ${i} (${JSON.stringify(changes)}):\n${d.now}\n--- later:\n${d.later}\n${(e as Error).message}`);
     });
     expect(notOurs(live.nft(['-j', 'list', 'ruleset'])), 'the foreign table is untouched').toEqual(foreign);
@@ -52,7 +54,8 @@ describe('diff converges on real nft over random cluster histories', () => {
     const dir = tempDir('prop');
     try {
       await fc.assert(
-        fc.asyncProperty(historyArb, (h) => runHistory(live, fresh, dir, h)),
+        // Each history in the table of a random kube-proxy release.
+        fc.asyncProperty(historyArb, fc.constantFrom(...KUBE_PROXY_VERSIONS), (h, release) => runHistory(live, fresh, dir, h, release)),
         { ...fcParams(12), endOnFailure: true },
       );
     } finally {
@@ -71,12 +74,13 @@ describe('diff converges on real nft over random cluster histories', () => {
       fs.writeFileSync(file, snapshot(initialCluster(3)));
       live.nft(['add', 'table', 'ip', 'other']);
       const before = notOurs(live.nft(['-j', 'list', 'ruleset']));
-      const d = await diffAgainst(live, dir, file);
+      const args = ['--kube-proxy-version', '1.37'];
+      const d = await diffAgainst(live, dir, file, { args });
       expect(d.now.split('\n')[0]).toBe('add table ip kube-proxy { comment "rules for kube-proxy" ; }');
-      await applyAndCheck(live, fresh, dir, file, d);
+      await applyAndCheck(live, fresh, dir, file, d, args);
       expect(notOurs(live.nft(['-j', 'list', 'ruleset']))).toEqual(before);
       // The same through standard input.
-      const r = await kproxc(['diff', file, '--live', '-'], live.nft(['-j', 'list', 'ruleset']));
+      const r = await kproxc(['diff', file, '--live', '-', '--kube-proxy-version', '1.37'], live.nft(['-j', 'list', 'ruleset']));
       expect(r).toEqual({ code: 0, stdout: '', stderr: '' });
     } finally {
       live.destroy();

@@ -35,7 +35,8 @@ export function listDiffCases(): DiffCase[] {
       return {
         name,
         file,
-        args: fixtureArgs(text),
+        // The captured live listings are kube-proxy 1.35's tables.
+        args: [...fixtureArgs(text), '--kube-proxy-version', '1.35'],
         before: before === 'none' ? null : path.resolve(DIFF_FIXTURES, before),
         drift: header('diff-drift'),
         twoPhase: /^#\s*diff-two-phase\s*$/m.test(text),
