@@ -1,7 +1,8 @@
 // Address sets as merged intervals. nft merges the items of an anonymous set of addresses
 // when it loads them: `{ 10.0.0.0/24, 10.0.1.0/24 }` lists as `{ 10.0.0.0/23 }`,
 // `{ 9.0.0.0/8, 10.0.0.0/8 }` as the range `9.0.0.0-10.255.255.255`, and an address inside
-// a prefix disappears (nft 1.0.6, checked in test/nft-listing.system.test.ts). Two address
+// a prefix disappears (nft 1.0.6: the ranges-merged diff case, captured from real nft, and
+// test/backends/nftables/nft-load.system.test.ts). Two address
 // matches are the same match exactly when their merged intervals are the same.
 import { addressBits, cidrOf, formatIP, ipFromBytes, type CIDR, type IP, type IPFamily } from '../net/ip.js';
 

@@ -3,7 +3,7 @@
 // so the same functions serve `--format json` and the comparison inside `diff`. Expressions,
 // values and verdicts are written by expr-json.ts; statements, each by its kind (stmt/).
 //
-// What JSON input cannot carry on nft 1.0.6 (see docs/nft-json.md): table, chain, set and
+// What JSON input cannot carry on nft 1.0.6 (README, "What the nftables output is"): table, chain, set and
 // map comments are ignored by the parser, and the set flag "dynamic" is refused, so it is
 // left out; base chain priorities are integers.
 import { formatIP } from '../net/ip.js';
