@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import ts from 'typescript';
 import { ROOT } from '../helpers/kproxc.js';
 
 const SRC = path.join(ROOT, 'src');
@@ -77,4 +78,35 @@ describe('module boundaries', () => {
       expect(bad).toEqual([]);
     });
   }
+});
+
+// Small modules with one job, and no function that grows into a syncProxyRules: every
+// source file fits in 450 lines and every function in 80 (generated code aside).
+const MAX_FILE_LINES = 450;
+const MAX_FUNCTION_LINES = 80;
+
+describe('sizes', () => {
+  const sources = filesUnder(SRC).filter((f) => !f.endsWith('.generated.ts'));
+
+  it(`no source file is over ${MAX_FILE_LINES} lines`, () => {
+    const long = sources.map((f) => [path.relative(SRC, f), fs.readFileSync(f, 'utf8').split('\n').length] as const).filter(([, n]) => n > MAX_FILE_LINES);
+    expect(long).toEqual([]);
+  });
+
+  it(`no function is over ${MAX_FUNCTION_LINES} lines`, () => {
+    const long: string[] = [];
+    for (const file of sources) {
+      const sf = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (n: ts.Node): void => {
+        if (ts.isFunctionLike(n) && 'body' in n && n.body) {
+          const first = sf.getLineAndCharacterOfPosition(n.getStart(sf)).line;
+          const last = sf.getLineAndCharacterOfPosition(n.end).line;
+          if (last - first + 1 > MAX_FUNCTION_LINES) long.push(`${path.relative(SRC, file)}:${first + 1} (${last - first + 1} lines)`);
+        }
+        ts.forEachChild(n, visit);
+      };
+      visit(sf);
+    }
+    expect(long).toEqual([]);
+  });
 });
