@@ -1,0 +1,117 @@
+// What a ruleset holds, counted over its tables: the figures `compile --stats` prints and
+// the load cost model (load-cost.ts) is fitted on. Anonymous sets and maps inside rules
+// (`ip daddr { ... }`, `vmap { ... }`, `dnat ... map { ... }`) are counted as sets, their
+// items as elements: the kernel makes each one as it makes a named set, and the square
+// term of the load's cost comes from looking sets up among those the table already holds.
+import type { Stmt, Value } from './expr.js';
+import type { ChainContents, TableContents } from './ruleset.js';
+
+export interface RulesetCounts {
+  tables: number;
+  chains: number;
+  rules: number;
+  /** Named sets (`set NAME { ... }`). */
+  sets: number;
+  /** Named maps (`map NAME { ... }`). */
+  maps: number;
+  /** Sets and maps written inside rules. */
+  anonymousSets: number;
+  /** Elements of named sets and maps, and items of anonymous ones. */
+  elements: number;
+  /**
+   * Per table, the square of all its sets (named and anonymous), summed: each set made is
+   * looked up by walking the sets made before it in its table, so a load pays about this.
+   */
+  setSquares: number;
+}
+
+/** The sets written inside one rule, and their items. */
+interface Anonymous {
+  sets: number;
+  elements: number;
+}
+
+function valueSets(v: Value, into: Anonymous): void {
+  if (v.t !== 'anonset') return;
+  into.sets++;
+  into.elements += v.items.length;
+}
+
+/** A statement's anonymous sets and maps; statements that name a set or hold none add nothing. */
+function stmtSets(s: Stmt, into: Anonymous): void {
+  switch (s.t) {
+    case 'match':
+      valueSets(s.right, into);
+      return;
+    case 'numgen-vmap':
+      into.sets++;
+      into.elements += s.targets.length;
+      return;
+    case 'numgen-dnat':
+      into.sets++;
+      into.elements += s.targets.length;
+      return;
+    default:
+      return;
+  }
+}
+
+/** Strips quoted strings (comments, interface names), whose braces are not sets. */
+const unquoted = (text: string) => text.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+
+/**
+ * The anonymous sets in a rule kept as nft text: each `{` that does not follow `@NAME`
+ * (`update @set { key }` writes a named set) opens one, whose items are its top-level
+ * commas plus one.
+ */
+export function textSets(text: string, into: Anonymous): void {
+  const t = unquoted(text);
+  for (let i = t.indexOf('{'); i !== -1; i = t.indexOf('{', i + 1)) {
+    if (/@\S+\s*$/.test(t.slice(Math.max(0, i - 300), i))) continue;
+    let depth = 0;
+    let items = 1;
+    for (let j = i; j < t.length; j++) {
+      if (t[j] === '{') depth++;
+      else if (t[j] === '}' && --depth === 0) break;
+      else if (t[j] === ',' && depth === 1) items++;
+    }
+    into.sets++;
+    into.elements += items;
+  }
+}
+
+function chainSets(c: ChainContents, into: Anonymous): number {
+  if (c.printed) {
+    for (let k = 0; k < c.printed.count; k++) textSets(c.printed.text(k), into);
+    return c.printed.count;
+  }
+  for (const r of c.rules) {
+    if ('stmts' in r.body) for (const s of r.body.stmts) stmtSets(s, into);
+    else if ('text' in r.body) textSets(r.body.text, into);
+  }
+  return c.rules.length;
+}
+
+export const NO_COUNTS: RulesetCounts = { tables: 0, chains: 0, rules: 0, sets: 0, maps: 0, anonymousSets: 0, elements: 0, setSquares: 0 };
+
+/** What the tables hold, added up over them. */
+export function countRuleset(tables: readonly TableContents[]): RulesetCounts {
+  const n = { ...NO_COUNTS };
+  for (const t of tables) {
+    const anon: Anonymous = { sets: 0, elements: 0 };
+    n.tables++;
+    n.chains += t.chains.length;
+    for (const c of t.chains) n.rules += chainSets(c, anon);
+    let named = 0;
+    for (const s of t.sets) {
+      if (s.set.kind === 'map') n.maps++;
+      else n.sets++;
+      named++;
+      n.elements += s.elements.length;
+    }
+    n.anonymousSets += anon.sets;
+    n.elements += anon.elements;
+    n.setSquares += (named + anon.sets) ** 2;
+  }
+  return n;
+}
