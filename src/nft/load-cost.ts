@@ -2,13 +2,14 @@
 // system of nft) and nft's peak memory, from what the ruleset holds (stats.ts): a sum of
 // per-item terms, whose coefficients `node scripts/bench-fit.mjs` fits on real loads
 // (load-cost-data.ts). The terms are per chain, rule, element and set, and for CPU the
-// square of each table's sets; no term names a layout, so the model holds for any table
+// square of each table's sets, alone and times the table's objects (stats.ts says why);
+// no term names a layout, so the model holds for any table
 // the compiler builds, and a new layout needs at most a refit.
 import { LOAD_COST } from './load-cost-data.js';
 import type { RulesetCounts } from './stats.js';
 
 /** The counts a term multiplies: one of RulesetCounts', or all sets and maps together. */
-export type CostTerm = 'constant' | 'chains' | 'rules' | 'elements' | 'allSets' | 'setSquares';
+export type CostTerm = 'constant' | 'chains' | 'rules' | 'elements' | 'allSets' | 'setSquares' | 'setSquareObjects';
 
 export type Coefficients = Partial<Record<CostTerm, number>>;
 

@@ -2,7 +2,7 @@
 // the load cost model (load-cost.ts) is fitted on. Anonymous sets and maps inside rules
 // (`ip daddr { ... }`, `vmap { ... }`, `dnat ... map { ... }`) are counted as sets, their
 // items as elements: the kernel makes each one as it makes a named set, and the square
-// term of the load's cost comes from looking sets up among those the table already holds.
+// terms of the load's cost come from looking sets up among those the table already holds.
 import type { Stmt, Value } from './expr.js';
 import type { ChainContents, TableContents } from './ruleset.js';
 
@@ -23,6 +23,14 @@ export interface RulesetCounts {
    * looked up by walking the sets made before it in its table, so a load pays about this.
    */
   setSquares: number;
+  /**
+   * Per table, the square of its sets times all its objects (chains, rules, sets,
+   * elements), summed. Fitted, not derived: a step of those walks costs more the larger
+   * the transaction (the sets' memory lies among all its objects, and falls out of the
+   * CPU's caches), so the kube-proxy layout's load grows faster than the square of its
+   * sets, the more so the more chains and rules it has (scripts/bench-fit.mjs).
+   */
+  setSquareObjects: number;
 }
 
 /** The sets written inside one rule, and their items. */
@@ -92,7 +100,7 @@ function chainSets(c: ChainContents, into: Anonymous): number {
   return c.rules.length;
 }
 
-export const NO_COUNTS: RulesetCounts = { tables: 0, chains: 0, rules: 0, sets: 0, maps: 0, anonymousSets: 0, elements: 0, setSquares: 0 };
+export const NO_COUNTS: RulesetCounts = { tables: 0, chains: 0, rules: 0, sets: 0, maps: 0, anonymousSets: 0, elements: 0, setSquares: 0, setSquareObjects: 0 };
 
 /** What the tables hold, added up over them. */
 export function countRuleset(tables: readonly TableContents[]): RulesetCounts {
@@ -101,7 +109,9 @@ export function countRuleset(tables: readonly TableContents[]): RulesetCounts {
     const anon: Anonymous = { sets: 0, elements: 0 };
     n.tables++;
     n.chains += t.chains.length;
-    for (const c of t.chains) n.rules += chainSets(c, anon);
+    let rules = 0;
+    for (const c of t.chains) rules += chainSets(c, anon);
+    n.rules += rules;
     let named = 0;
     for (const s of t.sets) {
       if (s.set.kind === 'map') n.maps++;
@@ -111,7 +121,10 @@ export function countRuleset(tables: readonly TableContents[]): RulesetCounts {
     }
     n.anonymousSets += anon.sets;
     n.elements += anon.elements;
-    n.setSquares += (named + anon.sets) ** 2;
+    const sets = named + anon.sets;
+    const elements = anon.elements + t.sets.reduce((k, s) => k + s.elements.length, 0);
+    n.setSquares += sets ** 2;
+    n.setSquareObjects += sets ** 2 * (t.chains.length + rules + sets + elements);
   }
   return n;
 }

@@ -17,7 +17,7 @@ import { fcParams } from '../helpers/fc-runs.js';
 import { kproxc } from '../helpers/kproxc.js';
 
 /** What a golden ruleset holds, read from its lines. */
-function goldenCounts(text: string): Omit<RulesetCounts, 'setSquares'> {
+function goldenCounts(text: string): Omit<RulesetCounts, 'setSquares' | 'setSquareObjects'> {
   const lines = text.split('\n');
   const n = { tables: 0, chains: 0, rules: 0, sets: 0, maps: 0, anonymousSets: 0, elements: 0 };
   let inChain = false;
@@ -58,9 +58,14 @@ describe('compile --stats: counts', () => {
         expect(withStats.stdout, f.name).toBe(fs.readFileSync(path.join(GOLDEN, rel), 'utf8'));
         const [mine, other] = statsOf(withStats.stderr);
         expect([mine.layout, mine.compiled, other.compiled]).toEqual([kind.layout, true, false]);
-        const { setSquares, ...counts } = mine.counts;
+        const { setSquares, setSquareObjects, ...counts } = mine.counts;
         expect(counts, f.name).toEqual(goldenCounts(plain.stdout));
-        expect(setSquares).toBeGreaterThanOrEqual(((counts.sets + counts.maps + counts.anonymousSets) / counts.tables) ** 2);
+        // Summed over the tables: at least what an even split of the sets would give.
+        const perTable = (counts.sets + counts.maps + counts.anonymousSets) / counts.tables;
+        const objects = (counts.chains + counts.rules + counts.sets + counts.maps + counts.anonymousSets + counts.elements) / counts.tables;
+        expect(setSquares).toBeGreaterThanOrEqual(perTable ** 2 * counts.tables - 1e-6);
+        expect(setSquareObjects).toBeGreaterThanOrEqual(setSquares);
+        if (counts.tables === 1) expect(setSquareObjects).toBe(perTable ** 2 * objects);
         counted++;
       }
       expect(counted).toBeGreaterThan(10);
@@ -97,14 +102,14 @@ describe('compile --stats: the estimate', () => {
   });
 
   it('grows with each term the model has', () => {
-    const model = { cpu: { constant: 1, chains: 2, rules: 3, elements: 4, allSets: 5, setSquares: 6 }, rss: { constant: 10, chains: 20 } };
-    const n = { ...NO_COUNTS, chains: 1, rules: 1, elements: 1, sets: 1, maps: 1, anonymousSets: 1, setSquares: 9 };
-    expect(estimateLoad(n, model)).toEqual({ cpuSeconds: 1 + 2 + 3 + 4 + 5 * 3 + 6 * 9, peakMB: 30 });
+    const model = { cpu: { constant: 1, chains: 2, rules: 3, elements: 4, allSets: 5, setSquares: 6, setSquareObjects: 7 }, rss: { constant: 10, chains: 20 } };
+    const n = { ...NO_COUNTS, chains: 1, rules: 1, elements: 1, sets: 1, maps: 1, anonymousSets: 1, setSquares: 9, setSquareObjects: 54 };
+    expect(estimateLoad(n, model)).toEqual({ cpuSeconds: 1 + 2 + 3 + 4 + 5 * 3 + 6 * 9 + 7 * 54, peakMB: 30 });
   });
 });
 
 describe('compile --stats: printed', () => {
-  const n = (chains: number): RulesetCounts => ({ tables: 1, chains, rules: 2 * chains, sets: 3, maps: 5, anonymousSets: 7, elements: 11, setSquares: 225 });
+  const n = (chains: number): RulesetCounts => ({ tables: 1, chains, rules: 2 * chains, sets: 3, maps: 5, anonymousSets: 7, elements: 11, setSquares: 225, setSquareObjects: 225 * (3 * chains + 26) });
   const model = { cpu: { chains: 0.01 }, rss: { constant: 10, rules: 1 } };
   const stats = [layoutStats('kube-proxy', true, n(20000), model), layoutStats('fast-load', false, n(100), model)];
 
