@@ -16,8 +16,8 @@ export async function runCompile(io: Io, files: string[], o: CompileCommandOptio
   }
   printDiagnostics(io, result.warnings);
   emit(io, o.output, result.output);
-  // After the output: the other layout's compile for the stats never delays it, and its
-  // tables are made once the printed ones can be let go.
+  // After the output: the compiles the stats count (the other layout's, and a text
+  // output's own layout again, with statements) never delay the ruleset.
   const stats = result.stats?.();
   if (stats) io.stderr(o.stats === 'json' ? statsJson(stats) : statsText(stats));
   return EXIT_OK;

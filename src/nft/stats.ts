@@ -4,6 +4,8 @@
 // items as elements: the kernel makes each one as it makes a named set, and the square
 // terms of the load's cost come from looking sets up among those the table already holds.
 import type { Stmt, Value } from './expr.js';
+import { printed } from './expr-text.js';
+import { writeStmt } from './text.js';
 import type { ChainContents, TableContents } from './ruleset.js';
 
 export interface RulesetCounts {
@@ -45,7 +47,11 @@ function valueSets(v: Value, into: Anonymous): void {
   into.elements += v.items.length;
 }
 
-/** A statement's anonymous sets and maps; statements that name a set or hold none add nothing. */
+/**
+ * A statement's anonymous sets and maps. The kinds known to hold them are read from their
+ * fields; any other kind from its nft text, so that a kind added later is counted as nft
+ * will read it without a change here.
+ */
 function stmtSets(s: Stmt, into: Anonymous): void {
   switch (s.t) {
     case 'match':
@@ -59,8 +65,17 @@ function stmtSets(s: Stmt, into: Anonymous): void {
       into.sets++;
       into.elements += s.targets.length;
       return;
-    default:
+    // Statements that hold no set, or name one (`vmap @map`, `update @set { key }`).
+    case 'vmap':
+    case 'verdict':
+    case 'mark-set':
+    case 'masquerade':
+    case 'dnat':
+    case 'update':
+    case 'reject':
       return;
+    default:
+      textSets(printed((o) => writeStmt(o, s)), into);
   }
 }
 
