@@ -1,123 +1,26 @@
-// The benchmark's nft loads: each layout of a size's ruleset (`compile --layout`) loaded
-// with `nft -f` into a fresh private network namespace (fresh), then the same file again
-// over it (full replace: the file's own `add table; delete table; table {...}` prelude
-// swaps the loaded table in one transaction). Each load is timed under GNU time: wall
-// seconds and CPU seconds (user + system of nft), the CPU being where the kernel's work is
+// The benchmark's nft runs: each layout of a size's ruleset (`compile --layout`) loaded
+// with `nft -f` into a fresh private network namespace (fresh), listed with `nft -j list
+// ruleset` (what `diff` reads), loaded again over itself (full replace: the file's own
+// `add table; delete table; table {...}` prelude swaps the loaded table in one
+// transaction), then updated by the diff loop for one endpoint moved (list, `kproxc diff`,
+// `nft -f` of its transaction, timed end to end). Each command is timed under GNU time:
+// wall seconds and CPU seconds (user + system), the CPU being where the kernel's work is
 // counted and what moves least with the rest of a shared machine's load. The layouts are
-// loaded back to back, run after run, so that the machine's drift weighs on them alike.
+// run back to back, run after run, so that the machine's drift weighs on them alike.
 //
 // Results are cached in the benchmark's directory keyed by the ruleset's hash (a kube-proxy
 // layout table of 10,000 Services takes a quarter of an hour to load), and so is the live
-// listing the nftables diff reads (`nft -j list ruleset` of the kube-proxy layout, listed
-// right after its fresh load).
-//
-// Namespaces are named kproxc-bench-<pid>-<n> and removed when done, when a load fails,
-// and on exit or SIGINT/SIGTERM/SIGHUP (the running nft is then killed by its process
-// group, which this module started).
-import { createHash } from 'node:crypto';
-import { spawn, spawnSync } from 'node:child_process';
+// listing the benchmark's `diff` rows read (the kube-proxy layout's, listed right after its
+// fresh load). Namespaces: scripts/bench-netns.mjs.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { readJson, sha, timed, timedLoad, withNamespace, writeJson } from './bench-netns.mjs';
 
 export const LAYOUTS = ['kube-proxy', 'fast-load'];
-export const MODES = ['fresh', 'replace'];
-
-const namespaces = new Set();
-const children = new Set();
-let counter = 0;
-let guarded = false;
-
-function removeNamespaces() {
-  for (const ns of namespaces) spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
-  namespaces.clear();
-}
-
-/** Cleans up on exit and on the signals that end a run from a terminal or a supervisor. */
-function guard() {
-  if (guarded) return;
-  guarded = true;
-  process.on('exit', removeNamespaces);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-    process.on(signal, () => {
-      for (const pid of children) {
-        try {
-          process.kill(-pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-      removeNamespaces();
-      console.error(`benchmark stopped by ${signal}; its namespaces are removed`);
-      process.exit(128 + os.constants.signals[signal]);
-    });
-  }
-}
-
-async function withNamespace(fn) {
-  guard();
-  const ns = `kproxc-bench-${process.pid}-${counter++}`;
-  const add = spawnSync('ip', ['netns', 'add', ns], { encoding: 'utf8' });
-  if (add.status !== 0) throw new Error(`ip netns add ${ns} failed: ${add.stderr}`);
-  namespaces.add(ns);
-  try {
-    return await fn(ns);
-  } finally {
-    spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
-    namespaces.delete(ns);
-  }
-}
-
-/**
- * Runs a command inside the namespace as its own process group (so that a signal can stop
- * all of it, not only GNU time), asynchronously (so that the signal handlers run while it
- * does). Resolves to its exit status and output.
- */
-function run(ns, args, { timed = false } = {}) {
-  const argv = ['ip', 'netns', 'exec', ns, ...args];
-  const [cmd, ...rest] = timed ? ['/usr/bin/time', '-f', '@time %e %U %S', ...argv] : argv;
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, rest, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child.pid);
-    const out = [];
-    const err = [];
-    child.stdout.on('data', (b) => out.push(b));
-    child.stderr.on('data', (b) => err.push(b));
-    child.on('error', reject);
-    child.on('close', (status) => {
-      children.delete(child.pid);
-      resolve({ status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') });
-    });
-  });
-}
-
-/**
- * One `nft -f FILE` under GNU time: wall seconds (measured here, finer than GNU time's
- * hundredths), CPU seconds (GNU time's, in hundredths), and the load average then.
- */
-async function timedLoad(ns, file) {
-  const t = process.hrtime.bigint();
-  const r = await run(ns, ['nft', '-f', file], { timed: true });
-  const wall = Number(process.hrtime.bigint() - t) / 1e9;
-  const m = /@time (\S+) (\S+) (\S+)\s*$/.exec(r.stderr);
-  if (r.status !== 0 || !m) throw new Error(`nft -f ${file} failed in ${ns} (${r.status}):\n${r.stderr.slice(0, 4000)}`);
-  return { wall: Number(wall.toFixed(4)), cpu: Number((Number(m[2]) + Number(m[3])).toFixed(2)), load: Number(os.loadavg()[0].toFixed(2)) };
-}
-
-const sha = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-
-function readJson(file) {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-function writeJson(file, value) {
-  fs.writeFileSync(`${file}.tmp`, JSON.stringify(value));
-  fs.renameSync(`${file}.tmp`, file);
-}
+// What each run measures: the load into a fresh namespace, the listing of it (what `diff`
+// reads), the load again over it (a full resync), and the diff loop for one moved endpoint.
+export const MODES = ['fresh', 'replace', 'list', 'diff loop'];
 
 /**
  * The cached live listing of the kube-proxy layout (the diff's input): nft-<size>.json
@@ -130,23 +33,56 @@ function cachedListing(dir, tag, hash) {
   return meta?.hash === hash && fs.existsSync(liveFile) ? { ...meta, liveFile } : undefined;
 }
 
-async function writeListing(dir, tag, hash, ns, loaded) {
-  const r = await run(ns, ['nft', '-j', 'list', 'ruleset']);
-  if (r.status !== 0) throw new Error(`nft -j list ruleset failed in ${ns}: ${r.stderr}`);
+/** Keeps a listing of the kube-proxy layout (what the timed `nft -j list` printed) for the diff rows. */
+function writeListing(dir, tag, hash, loaded, listed) {
   const liveFile = path.join(dir, `live-${tag}.json`);
-  fs.writeFileSync(liveFile, r.stdout);
-  const meta = { hash, loadSeconds: loaded.wall, load: os.loadavg().map((x) => Number(x.toFixed(2))), liveBytes: r.stdout.length };
+  fs.writeFileSync(liveFile, listed.stdout);
+  const meta = { hash, loadSeconds: loaded.wall, load: os.loadavg().map((x) => Number(x.toFixed(2))), liveBytes: listed.stdout.length };
   writeJson(path.join(dir, `nft-${tag}.json`), meta);
   return { ...meta, liveFile };
 }
 
-/** One run of one layout: fresh, the listing when wanted and not cached, then replace. */
-async function loadRun(file, listing) {
+const listRuleset = (ns) => timed(ns, ['nft', '-j', 'list', 'ruleset']);
+const lineCount = (b) => b.toString('utf8').split('\n').filter(Boolean).length;
+
+/**
+ * The update cycle for one endpoint moved, as a node agent runs it against the table
+ * loaded in `ns`: list the live table (`nft -j list ruleset`), `kproxc diff` the moved
+ * snapshot against it in the same layout, apply the transaction with `nft -f`. Wall time
+ * end to end, CPU of the three processes, and each step's wall time.
+ */
+async function diffLoop(ns, layout, loop) {
+  const base = path.join(loop.dir, `loop-${process.pid}-${layout}`);
+  const t = process.hrtime.bigint();
+  const listed = await listRuleset(ns);
+  fs.writeFileSync(`${base}.json`, listed.stdout);
+  const diff = await timed(null, [process.execPath, loop.bin, 'diff', loop.moved, '--layout', layout, '--live', `${base}.json`, '-o', `${base}.nft`]);
+  const apply = await timedLoad(ns, `${base}.nft`);
+  const wall = Number(process.hrtime.bigint() - t) / 1e9;
+  const lines = lineCount(fs.readFileSync(`${base}.nft`));
+  for (const ext of ['json', 'nft']) fs.rmSync(`${base}.${ext}`, { force: true });
+  return {
+    wall: Number(wall.toFixed(4)),
+    cpu: Number((listed.cpu + diff.cpu + apply.cpu).toFixed(2)),
+    load: apply.load,
+    steps: { list: listed.wall, diff: diff.wall, apply: apply.wall },
+    lines,
+  };
+}
+
+/**
+ * One run of one layout in a fresh namespace: load (fresh), list it as `diff` reads it
+ * (keeping the listing when `listing` wants it), load it again over itself (replace), then
+ * the diff loop for one endpoint moved (when `loop` says where the moved snapshot is).
+ */
+async function loadRun(layout, file, listing, loop) {
   return withNamespace(async (ns) => {
     const fresh = await timedLoad(ns, file);
-    if (listing) await listing(ns, fresh);
+    const { stdout, ...list } = await listRuleset(ns);
+    if (listing) listing(fresh, { stdout });
     const replace = await timedLoad(ns, file);
-    return { fresh, replace };
+    const r = { fresh, replace, list: { ...list, bytes: stdout.length } };
+    return loop ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
   });
 }
 
@@ -157,13 +93,16 @@ async function loadRun(file, listing) {
  * for the diff. Returns, per layout, the runs and which of them came from the cache, and
  * the listing when there is one (loaded now, or cached).
  */
-export async function loadLayouts(dir, tag, files, runs) {
+export async function loadLayouts(dir, tag, files, runs, loop) {
   const state = new Map();
+  const complete = (r) => MODES.every((m) => r[m] || (m === 'diff loop' && !loop));
   for (const [layout, file] of files) {
     const hash = sha(file);
     const cacheFile = path.join(dir, `load-${tag}-${layout}.json`);
     const c = readJson(cacheFile);
-    state.set(layout, { file, hash, cacheFile, runs: c?.hash === hash ? c.runs : [], cached: 0, bytes: fs.statSync(file).size });
+    // Runs of an older benchmark (without the listing or the loop) are measured again.
+    const cachedRuns = c?.hash === hash ? c.runs.filter(complete) : [];
+    state.set(layout, { file, hash, cacheFile, runs: cachedRuns, cached: 0, bytes: fs.statSync(file).size });
   }
   const kp = state.get('kube-proxy');
   let live = kp && cachedListing(dir, tag, kp.hash);
@@ -174,9 +113,9 @@ export async function loadLayouts(dir, tag, files, runs) {
   for (let i = 0; i < runs; i++) {
     for (const [layout, s] of state) {
       if (s.runs.length > i) continue;
-      console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB), fresh and replace, run ${i + 1} of ${runs}...`);
-      const listing = layout === 'kube-proxy' && !live ? async (ns, fresh) => (live = await writeListing(dir, tag, s.hash, ns, fresh)) : undefined;
-      s.runs.push(await loadRun(s.file, listing));
+      console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB), fresh, list, replace${loop ? ', diff loop' : ''}, run ${i + 1} of ${runs}...`);
+      const listing = layout === 'kube-proxy' && !live ? (fresh, listed) => (live = writeListing(dir, tag, s.hash, fresh, listed)) : undefined;
+      s.runs.push(await loadRun(layout, s.file, listing, loop));
       writeJson(s.cacheFile, { hash: s.hash, runs: s.runs });
     }
   }
@@ -196,7 +135,9 @@ const median = (xs) => {
  */
 export function loadRows(size, layouts) {
   const rows = [];
-  for (const mode of MODES) {
+  // Without the moved snapshot there is no diff loop; a mode no run measured has no row.
+  const modes = MODES.filter((mode) => layouts.some((l) => l.runs.some((r) => r[mode])));
+  for (const mode of modes) {
     for (const l of layouts) {
       const runs = l.runs.map((r) => r[mode]);
       rows.push({
@@ -209,6 +150,7 @@ export function loadRows(size, layouts) {
         wallMedian: median(runs.map((r) => r.wall)),
         cpuMedian: median(runs.map((r) => r.cpu)),
         loadAverages: runs.map((r) => r.load),
+        ...modeDetail(mode, runs),
       });
     }
   }
@@ -216,7 +158,7 @@ export function loadRows(size, layouts) {
   const fl = layouts.find((l) => l.layout === 'fast-load');
   const ratios = [];
   if (kp && fl) {
-    for (const mode of MODES) {
+    for (const mode of modes) {
       // A tiny table's CPU can round to 0 in GNU time's hundredths: no ratio from that run.
       const by = (key) => {
         const q = kp.runs.map((r, i) => r[mode][key] / fl.runs[i][mode][key]).filter(Number.isFinite);
@@ -228,6 +170,14 @@ export function loadRows(size, layouts) {
   return { rows, ratios };
 }
 
+/** What a mode's row says besides its times: the listing's size; the loop's steps and transaction. */
+function modeDetail(mode, runs) {
+  if (mode === 'list') return { listingBytes: median(runs.map((r) => r.bytes)) };
+  if (mode !== 'diff loop') return {};
+  const step = (k) => median(runs.map((r) => r.steps[k]));
+  return { steps: { list: step('list'), diff: step('diff'), apply: step('apply') }, diffLines: median(runs.map((r) => r.lines)) };
+}
+
 /**
  * The live listing of the kube-proxy layout's ruleset `file`, for the diff: from the
  * cache, else (when `mayLoad`) from a load made only for it, else undefined.
@@ -237,14 +187,24 @@ export async function liveListing(dir, tag, file, mayLoad) {
   const cached = cachedListing(dir, tag, hash);
   if (cached || !mayLoad) return cached;
   console.error(`  ${tag}: nft -f of the kube-proxy layout, for the live listing the diff reads...`);
-  return withNamespace(async (ns) => writeListing(dir, tag, hash, ns, await timedLoad(ns, file)));
+  return withNamespace(async (ns) => {
+    const loaded = await timedLoad(ns, file);
+    return writeListing(dir, tag, hash, loaded, await listRuleset(ns));
+  });
 }
 
 const times = (x) => (x === null ? 'no ratio (under 0.01 s)' : `${x.toFixed(x < 10 ? 2 : 1)}x`);
 
+/** A row's last column: what was listed, or the diff loop's steps. */
+function detail(r) {
+  if (r.mode === 'list') return `listing ${(r.listingBytes / 1e6).toFixed(1)} MB`;
+  if (r.mode === 'diff loop') return `list ${r.steps.list.toFixed(2)} s + diff ${r.steps.diff.toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${r.diffLines} lines`;
+  return '';
+}
+
 /** The loads as a table: a row per layout and mode, then kube-proxy / fast-load per mode. */
 export function formatLoads(rows, ratios, skipped) {
-  const head = ['Services', 'layout', 'mode', 'wall median', 'CPU median', 'ruleset', 'runs'];
+  const head = ['Services', 'layout', 'mode', 'wall median', 'CPU median', 'ruleset', 'runs', 'detail'];
   const body = rows.map((r) => [
     String(r.size),
     r.layout,
@@ -253,12 +213,16 @@ export function formatLoads(rows, ratios, skipped) {
     `${r.cpuMedian.toFixed(2)} s`,
     `${(r.rulesetBytes / 1e6).toFixed(1)} MB`,
     r.cachedRuns === r.runs ? `${r.runs}, from the cache` : r.cachedRuns ? `${r.runs} (${r.cachedRuns} from the cache)` : String(r.runs),
+    detail(r),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   const lines = [];
   if (rows.length) {
-    lines.push('nft -f into a private namespace: fresh (table absent), and replace (the same file over the loaded table); CPU = user + system of nft');
+    lines.push(
+      'nft into a private namespace: fresh (nft -f, table absent), list (nft -j list ruleset of it, what diff reads), replace (the same file over the loaded table),',
+      'diff loop (one endpoint moved: nft -j list ruleset, kproxc diff in the same layout, nft -f of its transaction, end to end); CPU = user + system of the processes',
+    );
     lines.push(line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line));
   }
   for (const q of ratios) {

@@ -10,7 +10,7 @@ import type { ResolvedVersion } from './model/kube-proxy-version.js';
 import { validateObject, validateObjects } from './schema/validate.js';
 import { UnreadObjects } from './schema/unread.js';
 import { compileFamily, type NftablesOptions } from './backends/nftables/index.js';
-import type { Layout, OutputFormat } from './backends/nftables/layout.js';
+import { DEFAULT_LAYOUT, LAYOUTS, type Layout, type OutputFormat } from './backends/nftables/layout.js';
 import { AFFINITY_SET } from './backends/nftables/fast-load/affinity.js';
 import { fullReplace } from './nft/transaction.js';
 import type { ChunkWriter } from './io/byte-chunks.js';
@@ -18,6 +18,8 @@ import { fullReplaceBytes } from './nft/text-writer.js';
 import { transactionJson } from './nft/json.js';
 import { StatementStore, type RuleStore, type TableContents } from './nft/ruleset.js';
 import { PrintedStore, TextStore } from './nft/text-table.js';
+import { countRuleset } from './nft/stats.js';
+import { layoutStats, type LayoutStats } from './nft/stats-report.js';
 
 export interface ModelResult {
   families: FamilyModel[];
@@ -100,6 +102,8 @@ export interface NftCompileOptions extends CompileOptions {
   strict?: boolean;
   /** The nftables layout; kube-proxy's by default. */
   layout?: Layout;
+  /** Make CompileResult.stats: what each layout's ruleset holds and would cost to load. */
+  stats?: boolean;
 }
 
 /**
@@ -119,6 +123,11 @@ export function outputText(o: Output): string {
 export interface CompileResult {
   output: Output;
   warnings: Diagnostic[];
+  /**
+   * With the stats option: per layout (the one compiled first), its counts and estimated
+   * load. Made when called, so that a caller can write the output first.
+   */
+  stats?: () => LayoutStats[];
 }
 
 /**
@@ -151,9 +160,26 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
   if (opts.format === 'json') {
     const tables = compileTables(model, { tableName, layout: opts.layout, format: 'json' }, warnings, StatementStore);
     failOnWarnings(opts.strict, warnings);
-    return { output: transactionJson(fullReplace(tables)), warnings };
+    const stats = opts.stats ? () => rulesetStats(model, tableName, 'json', opts.layout ?? DEFAULT_LAYOUT, tables) : undefined;
+    return { output: transactionJson(fullReplace(tables)), warnings, stats };
   }
   const tables = compileTables(model, { tableName, layout: opts.layout }, warnings, TextStore);
   failOnWarnings(opts.strict, warnings);
-  return { output: fullReplaceBytes(tables), warnings };
+  const stats = opts.stats ? () => rulesetStats(model, tableName, 'text', opts.layout ?? DEFAULT_LAYOUT) : undefined;
+  return { output: fullReplaceBytes(tables), warnings, stats };
+}
+
+/**
+ * Each layout's tables for `format`, counted (nft/stats.ts) with their estimated load: the
+ * layout compiled first, then the others, compiled again only to be counted, so that the
+ * user sees what each would cost before loading either. `compiled` are the compiled
+ * layout's tables when they were kept with their statements; else it is compiled again
+ * (a text compile keeps only printed lines, which hold no statements to count).
+ */
+function rulesetStats(model: ModelResult, tableName: string, format: OutputFormat, layout: Layout, compiled?: TableContents[]): LayoutStats[] {
+  const order = [layout, ...LAYOUTS.filter((l) => l !== layout)];
+  return order.map((l) => {
+    const tables = l === layout && compiled ? compiled : compileTables(model, { tableName, layout: l, format }, [], StatementStore);
+    return layoutStats(l, l === layout, countRuleset(tables));
+  });
 }

@@ -124,7 +124,11 @@ export interface CompileFlags extends SnapshotFlags {
   format: 'text' | 'json';
   layout: Layout;
   output?: string;
+  stats?: boolean;
+  statsFormat?: StatsFormat;
 }
+
+export type StatsFormat = 'text' | 'json';
 
 export function addCompileOptions(cmd: Command): Command {
   return addSnapshotOptions(
@@ -132,7 +136,9 @@ export function addCompileOptions(cmd: Command): Command {
       .addOption(new Option('--backend <backend>', 'nftables or ovs').choices(['nftables', 'ovs']).default('nftables'))
       .addOption(new Option('--format <format>', 'nftables output: text or json').choices(['text', 'json']).default('text'))
       .addOption(layoutOption())
-      .option('-o, --output <file>', 'write to FILE atomically instead of standard output'),
+      .option('-o, --output <file>', 'write to FILE atomically instead of standard output')
+      .option('--stats', "nftables: print on standard error what each layout's ruleset holds and an estimate of nft -f's CPU time and memory for it")
+      .addOption(new Option('--stats-format <format>', '--stats as text or as one line of JSON (implies --stats)').choices(['text', 'json'])),
   );
 }
 
@@ -143,6 +149,8 @@ export interface CompileCommandOptions extends SnapshotOptions {
   layout: Layout;
   /** Written atomically; standard output when not given. */
   output?: string;
+  /** --stats: how to print them on standard error; none when not asked for. */
+  stats?: StatsFormat;
 }
 
 /**
@@ -155,7 +163,9 @@ export function compileCommandOptionsFrom(o: CompileFlags, formatGiven: boolean)
   if (o.backend === 'ovs' && formatGiven) throw new UsageError('--format does not apply to --backend ovs (its output is an ovs-ofctl bundle)');
   if (o.backend === 'ovs' && o.layout !== DEFAULT_LAYOUT) throw new UsageError('--layout does not apply to --backend ovs');
   if (o.backend === 'ovs' && o.kubeProxyVersion !== undefined) throw new UsageError('--kube-proxy-version does not apply to --backend ovs');
-  return { ...snapshot, backend: o.backend, format: o.format, layout: o.layout, output: o.output };
+  const stats = o.statsFormat ?? (o.stats ? 'text' : undefined);
+  if (o.backend === 'ovs' && stats) throw new UsageError('--stats applies to the nftables backend');
+  return { ...snapshot, backend: o.backend, format: o.format, layout: o.layout, output: o.output, ...(stats ? { stats } : {}) };
 }
 
 // ---- diff
