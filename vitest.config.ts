@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 // Three projects. `unit` needs no root and is quick (npm run test:unit). `slow` needs no
 // root but takes long whatever its size: packing and installing the npm package, a listing
-// large enough for the worker thread through the real process (npm run test:slow).
+// large enough for the worker thread through the real process, every built module loaded
+// alone, the type checker run over a widened union (npm run test:slow).
 // `system` loads real nft and Open vSwitch in private network namespaces and needs root
 // (npm run test:system). `npm test` runs all three. A test that needs root is named
 // *.system.test.ts; one that is slow without it, *.slow.test.ts.

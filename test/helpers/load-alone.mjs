@@ -3,7 +3,7 @@
 // started from a bootstrap that imports nothing of ours. Prints one JSON object on stdout:
 // each module whose loading threw, with what it threw.
 //
-// Run as a process of its own by test/unit/module-load.test.ts, so that nothing the test
+// Run as a process of its own by test/unit/module-load.slow.test.ts, so that nothing the test
 // runner loads or hooks into the module loader is in the graph. A worker starts in a third
 // of a process's time, so the modules share a few processes, `concurrency` at a time in each.
 //
