@@ -294,14 +294,14 @@ export class TableBuilder<R = unknown> {
   element(e: Element): boolean {
     const s = this.sets.get(e.set);
     if (!s) throw new InternalError(`element added to missing set ${e.set}`);
-    if ((s.set.kind === 'map') !== (e.value !== undefined)) {
-      throw new InternalError(`element of ${e.set} ${e.value ? 'has' : 'lacks'} a value`);
+    if ((s.set.kind === 'map' && !s.set.data) !== (e.value !== undefined) || (s.set.data !== undefined) !== (e.data !== undefined)) {
+      throw new InternalError(`element of ${e.set} ${e.value || e.data ? 'has' : 'lacks'} a value`);
     }
     if (e.key.length !== s.set.keyType.length) throw new InternalError(`element key of ${e.set} has the wrong arity`);
     const k = elementSortKey(e.key);
     const existing = s.elements.get(k);
     if (existing) {
-      if (verdictEquals(existing.value, e.value)) return true;
+      if (verdictEquals(existing.value, e.value) && keysEqual(existing.data, e.data)) return true;
       this.conflicts.push({ existing, rejected: e });
       return false;
     }
@@ -331,6 +331,10 @@ export class TableBuilder<R = unknown> {
     }
   }
 }
+
+/** Two data-map values (or none) alike. */
+const keysEqual = (a: KeyPart[] | undefined, b: KeyPart[] | undefined): boolean =>
+  a === undefined || b === undefined ? a === b : a.length === b.length && elementSortKey(a) === elementSortKey(b);
 
 /** Every rule's statements (JSON output and tracing): the table, its chains in the order made. */
 export class StatementStore implements RuleStore<TableContents> {
@@ -379,6 +383,10 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
     case 'update':
       exprSetRefs(s.key, set);
       set(s.set);
+      return;
+    case 'map-dnat':
+      exprSetRefs(s.key, set);
+      set(s.map);
       return;
     case 'mark-set':
     case 'masquerade':

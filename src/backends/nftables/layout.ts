@@ -79,14 +79,14 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
     managedSets: [],
   },
   'fast-load': {
-    // JSON output keeps kube-proxy's per-endpoint affinity sets: nft 1.0.6's JSON cannot
-    // declare the table-wide set's `typeof` key. Its semantics are kube-proxy's, the same
-    // in every release: it keeps 1.35's forms whatever the target release.
-    emitters: (t) => ({
-      fixed: emitKubeProxyFixedPart,
-      servicePort: fastLoadEmitters(t.format === 'json' ? 'per-endpoint' : 'table-wide'),
-      forms: TABLE_FORMS['1.35'],
-    }),
+    // Text: endpoint maps, kube-proxy 1.36's fixed part (hairpin set, inline mark: no rule
+    // per endpoint) and endpoint chains only with affinity. JSON cannot declare the maps'
+    // and the affinity set's `typeof` keys on nft 1.0.6: it keeps 1.35's forms, endpoint
+    // chains and per-endpoint affinity sets. The behaviour is kube-proxy's in every release.
+    emitters: (t) =>
+      t.format === 'json'
+        ? { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('chains'), forms: TABLE_FORMS['1.35'] }
+        : { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
     managedSets: [AFFINITY_SET],
   },
 };

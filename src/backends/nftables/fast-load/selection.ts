@@ -7,6 +7,7 @@ import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { AffinityForm } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import type { ServicePortPlan } from '../plan.js';
+import { emitEndpointMap } from './endpoint-map.js';
 
 /**
  * The rules that pick one of `targets` uniformly: rule k (0-based) draws a new random
@@ -28,4 +29,17 @@ export function emitUniformSelection(b: TableBuilder, ctx: FamilyContext, plan: 
     for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
   }
   for (const stmts of uniformChoice(names.map((n) => n.chain))) b.rule({ chain, stmts });
+}
+
+/**
+ * The endpoint choice with table-wide endpoint maps: a Service port without affinity DNATs
+ * through its map (endpoint-map.ts) and has no endpoint chains; one with affinity keeps
+ * them, as kube-proxy does, since both its paths must pass the endpoint's `update`.
+ */
+export function emitMapSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
+  if (plan.sp.affinityTimeout !== undefined) {
+    emitUniformSelection(b, ctx, plan, chain, endpoints, affinity);
+    return;
+  }
+  emitEndpointMap(b, ctx, chain, endpoints, plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp');
 }
