@@ -333,8 +333,7 @@ export class TableBuilder<R = unknown> {
 }
 
 /** Two data-map values (or none) alike. */
-const keysEqual = (a: KeyPart[] | undefined, b: KeyPart[] | undefined): boolean =>
-  a === undefined || b === undefined ? a === b : a.length === b.length && elementSortKey(a) === elementSortKey(b);
+const keysEqual = (a?: KeyPart[], b?: KeyPart[]) => (a && b ? elementSortKey(a) === elementSortKey(b) : a === b);
 
 /** Every rule's statements (JSON output and tracing): the table, its chains in the order made. */
 export class StatementStore implements RuleStore<TableContents> {
@@ -371,6 +370,7 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
       valueSetRefs(s.right, set);
       return;
     case 'vmap':
+    case 'map-dnat':
       exprSetRefs(s.key, set);
       set(s.map);
       return;
@@ -383,10 +383,6 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
     case 'update':
       exprSetRefs(s.key, set);
       set(s.set);
-      return;
-    case 'map-dnat':
-      exprSetRefs(s.key, set);
-      set(s.map);
       return;
     case 'mark-set':
     case 'masquerade':

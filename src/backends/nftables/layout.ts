@@ -69,6 +69,8 @@ export interface LayoutSpec {
    * removes (SetContents.managed): the members of these sets are read from a live table.
    */
   managedSets: readonly string[];
+  /** Whether `--format json` makes another table than text (what nft 1.0.6's JSON cannot declare). */
+  jsonFormDiffers: boolean;
 }
 
 const KUBE_PROXY_EMITTERS: ServicePortEmitters = { firewall: emitFirewall, selection: emitEndpointSelection, affinity: PER_ENDPOINT_AFFINITY };
@@ -77,6 +79,7 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
   'kube-proxy': {
     emitters: (t) => ({ fixed: emitKubeProxyFixedPart, servicePort: KUBE_PROXY_EMITTERS, forms: TABLE_FORMS[t.version] }),
     managedSets: [],
+    jsonFormDiffers: false,
   },
   'fast-load': {
     // Text: endpoint maps, kube-proxy 1.36's fixed part (hairpin set, inline mark: no rule
@@ -88,6 +91,7 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
         ? { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('chains'), forms: TABLE_FORMS['1.35'] }
         : { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
     managedSets: [AFFINITY_SET],
+    jsonFormDiffers: true,
   },
 };
 
