@@ -311,8 +311,9 @@ class TableDiff {
   }
 
   /**
-   * Members of a live set the wanted table manages that belong to no wanted chain, last:
-   * the chains that wrote them are flushed by now. Each is added before it is deleted, in
+   * Members of a live set the wanted table manages that belong to no wanted endpoint,
+   * last: the rules that wrote them are changed by now (in one transaction, so no packet
+   * sees the old rules after the delete). Each is added before it is deleted, in
    * the same transaction: one that expired since the listing would otherwise fail the
    * delete, and with it the whole transaction (nft 1.0.6 has no `destroy`).
    */

@@ -32,9 +32,10 @@ export interface SetContents {
 /**
  * A set whose members the table's own rules write from the packet path (dynamic state,
  * never written by the table itself): each member is keyed by a client's address, then by
- * parts that stand for the chain that writes it. `owners` maps those parts (keyString of
- * the key after its first part) to that chain, for every such chain of the table; a member
- * whose parts are not among them was written by a chain that is gone.
+ * parts that stand for what writes it (fast-load: an endpoint of a Service port, whose
+ * rules update the set). `owners` maps those parts (keyString of the key after its first
+ * part) to that owner's name, for every owner of the table; a member whose parts are not
+ * among them was written for an owner that is gone.
  */
 export interface ManagedMembers {
   readonly owners: ReadonlyMap<string, string>;
@@ -219,9 +220,9 @@ export class TableBuilder<R = unknown> {
   }
 
   /**
-   * Records that chain `owner` writes the members of `set` keyed by a client's address and
-   * `parts` (ManagedMembers). Two chains may not write the same parts: they would share
-   * their clients.
+   * Records that `owner` (what the rules write for: an endpoint) writes the members of
+   * `set` keyed by a client's address and `parts` (ManagedMembers). Two owners may not
+   * write the same parts: they would share their clients.
    */
   manage(set: string, owner: string, parts: KeyPart[]): void {
     const s = this.sets.get(set);

@@ -28,7 +28,7 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
   const { sp } = plan;
   const endpoints = plan.endpoints.allReachableEndpoints;
   if (ctx.forms.hairpin === 'set') emitHairpinElements(b, plan);
-  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined)) return;
+  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined && affinity.endpointChains)) return;
   const dnatToEndpoint = dnat[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
   const hairpinOf = ctx.forms.hairpin === 'endpoint-rule' ? hairpin[ctx.family] : undefined;
   const names = plan.endpointNames(endpoints);
