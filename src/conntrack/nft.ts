@@ -1,7 +1,8 @@
 // `diff --conntrack` for the nftables backend: where the live tables send UDP Service
 // traffic, read from kube-proxy's layout (the service-ips and service-nodeports maps name
 // a Service port's chain; its endpoint chains' names give the endpoints' addresses, and
-// from 1.36 the policy chain's own DNAT where a port has no endpoint chains), and
+// the policy chain's own DNATs where a port has no endpoint chains: from 1.36 without
+// affinity, and fast-load's rules that update the affinity set and DNAT), and
 // the clean-up as commands of the conntrack tool. The compiled tables are read the same
 // way, so both sides agree on what "translated" means.
 import { parseEndpointChain, parseServicePortChain, SERVICE_IPS_MAP, SERVICE_NODEPORTS_MAP } from '../backends/nftables/names.js';
@@ -24,7 +25,8 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
     addEndpoint(endpointsOf, servicePortKey(ep.id), ep.ip);
   }
   // From 1.36 a Service port without affinity has no endpoint chains: its policy chains
-  // DNAT themselves (a numgen map, one endpoint directly, or fast-load's endpoint map).
+  // DNAT themselves (a numgen map, one endpoint directly, or fast-load's endpoint map); in
+  // fast-load neither has one with affinity (each lookup and draw rule DNATs to its endpoint).
   const mapped = endpointMapTargets(view, family);
   for (let i = 0; i < view.chainCount; i++) {
     const chain = parseServicePortChain(view.chainName(i));

@@ -1,5 +1,6 @@
 // Per-endpoint chains: hairpin masquerade, affinity update (affinity.ts), DNAT; and from
-// 1.36 the hairpin set's elements, and endpoint chains only where affinity needs them.
+// 1.36 the hairpin set's elements, and endpoint chains only where affinity needs them (and
+// its form has them: fast-load's does their work in the Service chain's rules).
 import { eq, jump, meta, payload } from '../../nft/expr.js';
 import { AddressPortRule } from '../../nft/rule-template.js';
 import type { TableBuilder } from '../../nft/ruleset.js';

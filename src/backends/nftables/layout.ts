@@ -83,7 +83,7 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
   },
   'fast-load': {
     // Text: endpoint maps, kube-proxy 1.36's fixed part (hairpin set, inline mark: no rule
-    // per endpoint) and endpoint chains only with affinity. JSON cannot declare the maps'
+    // per endpoint) and no endpoint chains (affinity in the Service chains' rules). JSON cannot declare the maps'
     // and the affinity set's `typeof` keys on nft 1.0.6: it keeps 1.35's forms, endpoint
     // chains and per-endpoint affinity sets. The behaviour is kube-proxy's in every release.
     emitters: (t) =>

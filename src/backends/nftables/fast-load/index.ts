@@ -1,9 +1,10 @@
 // The fast-load layout: kube-proxy's behaviour in a table the kernel loads far faster
-// (docs/fast-load.md has the measurements and the proofs). In text, a Service port without
-// affinity draws its endpoint from a table-wide endpoint map (no endpoint chains), hairpin
-// is kube-proxy 1.36's set, and affinity is one table-wide set. JSON cannot declare those
-// `typeof` sets on nft 1.0.6: it keeps endpoint chains, chosen by rules, and kube-proxy's
-// per-endpoint affinity sets.
+// (docs/fast-load.md has the measurements and the proofs). In text there are no endpoint
+// chains: a Service port without affinity draws its endpoint from a table-wide endpoint map,
+// one with affinity updates one table-wide set and DNATs in its Service chain's own rules,
+// and hairpin is kube-proxy 1.36's set. JSON cannot declare those `typeof` sets on nft
+// 1.0.6: it keeps endpoint chains, chosen by rules, and kube-proxy's per-endpoint affinity
+// sets.
 import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
 import type { ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
