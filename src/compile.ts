@@ -10,8 +10,7 @@ import type { ResolvedVersion } from './model/kube-proxy-version.js';
 import { validateObject, validateObjects } from './schema/validate.js';
 import { UnreadObjects } from './schema/unread.js';
 import { compileFamily, type NftablesOptions } from './backends/nftables/index.js';
-import { DEFAULT_LAYOUT, LAYOUTS, type Layout, type OutputFormat } from './backends/nftables/layout.js';
-import { AFFINITY_SET } from './backends/nftables/fast-load/affinity.js';
+import { DEFAULT_LAYOUT, LAYOUTS, layoutSpec, type Layout, type OutputFormat } from './backends/nftables/layout.js';
 import { fullReplace } from './nft/transaction.js';
 import type { ChunkWriter } from './io/byte-chunks.js';
 import { fullReplaceBytes } from './nft/text-writer.js';
@@ -148,7 +147,8 @@ export function compileTables<R>(model: ModelResult, opts: NftablesOptions, warn
  * Null where both forms load the same tables. Warnings are those of the text form's compile.
  */
 export function compilePrintedJsonForm(model: ModelResult, tableName: string, layout: Layout | undefined, text: TableContents[]): TableContents[] | null {
-  if (!text.some((t) => t.sets.some((s) => s.set.name === AFFINITY_SET))) return null;
+  // fast-load's text form has what JSON cannot declare (typeof sets and maps) and 1.36's fixed part.
+  if (!layoutSpec(layout).jsonFormDiffers || text.length === 0) return null;
   return compileTables(model, { tableName, layout, format: 'json' }, [], PrintedStore);
 }
 

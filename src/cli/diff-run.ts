@@ -97,11 +97,11 @@ const isEmpty = (r: DiffResult) => r.now.length + r.later.length === 0;
 
 /**
  * The transaction to the text form's tables, and those tables; or nothing, when the live
- * tables are exactly what `compile --format json` loads where that is another table (fast-load
- * with affinity). A table loaded from either output is up to date; any change moves it to
+ * tables are exactly what `compile --format json` loads where that is another table (fast-load:
+ * its text form has endpoint maps, typeof sets and 1.36's fixed part). A table loaded from either output is up to date; any change moves it to
  * the text form, since the transaction is text. The JSON form is compiled only when the
  * text form's transaction is not empty and a live table lacks one of the text form's sets
- * (the JSON form lacks the table-wide affinity set).
+ * (the JSON form lacks the endpoint maps, the hairpin set and the table-wide affinity set).
  */
 function transaction(model: ModelResult, text: TableContents[], live: LiveTableView[], o: NftDiffOptions): DiffResult & { tables: TableContents[] } {
   const opts = { twoPhase: o.twoPhase !== undefined };

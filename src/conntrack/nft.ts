@@ -1,7 +1,8 @@
 // `diff --conntrack` for the nftables backend: where the live tables send UDP Service
 // traffic, read from kube-proxy's layout (the service-ips and service-nodeports maps name
 // a Service port's chain; its endpoint chains' names give the endpoints' addresses, and
-// from 1.36 the policy chain's own DNAT where a port has no endpoint chains), and
+// the policy chain's own DNATs where a port has no endpoint chains: from 1.36 without
+// affinity, and fast-load's rules that update the affinity set and DNAT), and
 // the clean-up as commands of the conntrack tool. The compiled tables are read the same
 // way, so both sides agree on what "translated" means.
 import { parseEndpointChain, parseServicePortChain, SERVICE_IPS_MAP, SERVICE_NODEPORTS_MAP } from '../backends/nftables/names.js';
@@ -24,11 +25,14 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
     addEndpoint(endpointsOf, servicePortKey(ep.id), ep.ip);
   }
   // From 1.36 a Service port without affinity has no endpoint chains: its policy chains
-  // DNAT themselves (a numgen map, or one endpoint directly).
+  // DNAT themselves (a numgen map, one endpoint directly, or fast-load's endpoint map); in
+  // fast-load neither has one with affinity (each lookup and draw rule DNATs to its endpoint).
+  const mapped = endpointMapTargets(view, family);
   for (let i = 0; i < view.chainCount; i++) {
     const chain = parseServicePortChain(view.chainName(i));
     if (!chain || chain.id.protocol !== 'UDP' || (chain.chain !== 'clusterPolicy' && chain.chain !== 'localPolicy')) continue;
-    for (const ip of dnatTargets(view.rules(i).map(ruleText), family)) addEndpoint(endpointsOf, servicePortKey(chain.id), ip);
+    const texts = view.rules(i).map(ruleText);
+    for (const ip of [...dnatTargets(texts, family), ...mapped(texts)]) addEndpoint(endpointsOf, servicePortKey(chain.id), ip);
   }
   const services = new Map<string, IP[]>();
   const nodePorts = new Map<number, IP[]>();
@@ -45,6 +49,31 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
     });
   }
   return { services, nodePorts };
+}
+
+/**
+ * fast-load's endpoint maps: a policy chain's `... offset C . numgen random mod N map @M`
+ * reaches the addresses of M's elements whose key starts with C.
+ */
+function endpointMapTargets(view: LiveTableView, family: IPFamily): (rules: readonly string[]) => IP[] {
+  const byKey = new Map<string, IP[]>();
+  for (const s of view.sets) {
+    if (!s.set.data) continue;
+    s.keys.forEach((key, i) => {
+      const [value] = JSON.parse(s.valueKey(i)) as [string | null];
+      const ip = value ? parseIP(value.split(' . ')[0]) : null;
+      const k = `${s.set.name} ${key.split(' . ')[0]}`;
+      if (ip && ip.family === family) byKey.set(k, [...(byKey.get(k) ?? []), ip]);
+    });
+  }
+  return (rules) => {
+    const out: IP[] = [];
+    for (const text of rules) {
+      const m = / to numgen random mod 1 offset ([0-9]+) \. numgen random mod [0-9]+ map @(\S+)/.exec(text);
+      if (m) out.push(...(byKey.get(`${m[2]} ${m[1]}`) ?? []));
+    }
+    return out;
+  };
 }
 
 function addEndpoint(endpointsOf: Map<string, IP[]>, key: string, ip: IP): void {

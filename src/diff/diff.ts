@@ -25,7 +25,8 @@ import type { Family } from '../nft/expr.js';
 import { ruleKey, ruleStatements } from '../nft/canonical.js';
 import { contentsView, elementValueKey, type LiveTableView } from '../live/view.js';
 import type { Chain, Element, NftSet, Rule } from '../nft/objects.js';
-import { keyString, stmtReferences, type TableContents } from '../nft/ruleset.js';
+import { keyString, type TableContents } from '../nft/ruleset.js';
+import { stmtReferences } from '../nft/references.js';
 import { createContents, type Op, type TableRef, type Transaction } from '../nft/transaction.js';
 import { staleMembers } from './stale-members.js';
 import { byName, byNameOrder, chainPair, pairChains, pairInMadeOrder, pairSets, policyOf, type ChainPair, type SetPair } from './pair.js';
@@ -311,8 +312,9 @@ class TableDiff {
   }
 
   /**
-   * Members of a live set the wanted table manages that belong to no wanted chain, last:
-   * the chains that wrote them are flushed by now. Each is added before it is deleted, in
+   * Members of a live set the wanted table manages that belong to no wanted endpoint,
+   * last: the rules that wrote them are changed by now (in one transaction, so no packet
+   * sees the old rules after the delete). Each is added before it is deleted, in
    * the same transaction: one that expired since the listing would otherwise fail the
    * delete, and with it the whole transaction (nft 1.0.6 has no `destroy`).
    */

@@ -40,6 +40,7 @@ function sameDefinition(a: NftSet, b: NftSet): boolean {
     a.kind === b.kind &&
     size(a) === size(b) &&
     same(a.keyType, b.keyType) &&
+    same(a.data?.types ?? [], b.data?.types ?? []) &&
     same(flags(a), flags(b))
   );
 }

@@ -38,9 +38,9 @@ export interface LiveTableView {
   readonly sets: LiveSet[];
 }
 
-/** What an element holds besides its key: its verdict (maps) and its comment. */
+/** What an element holds besides its key: its verdict or data (maps) and its comment. */
 export function elementValueKey(e: Element): string {
-  return JSON.stringify([e.value ?? null, e.comment ?? null]);
+  return JSON.stringify([e.value ?? (e.data ? keyString(e.data) : null), e.comment ?? null]);
 }
 
 /** A rule's statements as nft text: kept as text, or printed from its statements. */

@@ -45,6 +45,11 @@ export type Stmt =
    * addresses' (every target has the same one).
    */
   | { t: 'numgen-dnat'; mod: number; targets: { ip: IP; port: number }[] }
+  /**
+   * `dnat ip addr . port to KEY map @M`: destination NAT to the address and port a named
+   * data map holds for KEY (fast-load: a constant per policy chain and a numgen draw).
+   */
+  | { t: 'map-dnat'; family: Family; key: Expr; map: string }
   | { t: 'update'; set: string; key: Expr; timeoutSeconds?: number }
   | { t: 'reject' };
 

@@ -30,6 +30,7 @@ export function elementKeyJson(e: Element): Json {
 export function elementJson(e: Element, forAdd: boolean): Json {
   let key = elementKeyJson(e);
   if (forAdd && e.comment !== undefined) key = { elem: { val: key, comment: e.comment } };
+  if (forAdd && e.data) return [key, { concat: e.data.map(keyPartJson) }];
   return forAdd && e.value ? [key, verdictJson(e.value)] : key;
 }
 
@@ -40,7 +41,8 @@ export function setJson(s: NftSet, table: { family: Family; name: string }): Jso
     name: s.name,
     type: s.keyType.length === 1 ? s.keyType[0] : s.keyType,
   };
-  if (s.kind === 'map') body.map = 'verdict';
+  // nft lists a data map's value types as one string, `ipv4_addr . inet_service`.
+  if (s.kind === 'map') body.map = s.data ? s.data.types.join(' . ') : 'verdict';
   if (s.size !== undefined) body.size = s.size;
   const flags = (s.flags ?? []).filter((f) => f !== 'dynamic');
   if (flags.length) body.flags = flags;

@@ -58,6 +58,11 @@ export interface NftSet {
   keyType: DataType[];
   /** Declared by `typeof EXPR` instead of `type ...` (text only: nft 1.0.6's JSON cannot declare it). */
   typeof?: Expr;
+  /**
+   * A map whose values are data (an address and a port), not verdicts: the values' types
+   * as the JSON listing shows them, and the expression `typeof` declares them by.
+   */
+  data?: { types: DataType[]; typeof: Expr };
   /** The most elements it may hold; the kernel's default when absent. */
   size?: number;
   flags?: ('dynamic' | 'timeout' | 'interval')[];
@@ -75,7 +80,9 @@ export type KeyPart =
 export interface Element {
   set: string;
   key: KeyPart[];
-  value?: Verdict; // maps only
+  value?: Verdict; // verdict maps only
+  /** The value of an element of a data map (NftSet.data). */
+  data?: KeyPart[];
   comment?: string;
 }
 

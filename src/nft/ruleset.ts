@@ -2,12 +2,13 @@
 // goto, @set and vmap names an object of the table, and no key is given two values.
 // Chains stay in the order they were made (the order the output prints them and nft lists
 // them); sets are sorted by name and elements by key.
-import { assertNever, InternalError } from '../diag/diagnostic.js';
+import { forEachReference } from './references.js';
+import { InternalError } from '../diag/diagnostic.js';
 import { compareIP, formatIP, type IP } from '../net/ip.js';
 import type { AddressPortRule } from './rule-template.js';
 import { NameIndex } from './name-index.js';
 import { inNameOrder } from './sort-names.js';
-import type { Expr, Stmt, Value, Verdict } from './expr.js';
+import type { Stmt, Verdict } from './expr.js';
 import {
   type Chain,
   type Element,
@@ -32,9 +33,10 @@ export interface SetContents {
 /**
  * A set whose members the table's own rules write from the packet path (dynamic state,
  * never written by the table itself): each member is keyed by a client's address, then by
- * parts that stand for the chain that writes it. `owners` maps those parts (keyString of
- * the key after its first part) to that chain, for every such chain of the table; a member
- * whose parts are not among them was written by a chain that is gone.
+ * parts that stand for what writes it (fast-load: an endpoint of a Service port, whose
+ * rules update the set). `owners` maps those parts (keyString of the key after its first
+ * part) to that owner's name, for every owner of the table; a member whose parts are not
+ * among them was written for an owner that is gone.
  */
 export interface ManagedMembers {
   readonly owners: ReadonlyMap<string, string>;
@@ -219,9 +221,9 @@ export class TableBuilder<R = unknown> {
   }
 
   /**
-   * Records that chain `owner` writes the members of `set` keyed by a client's address and
-   * `parts` (ManagedMembers). Two chains may not write the same parts: they would share
-   * their clients.
+   * Records that `owner` (what the rules write for: an endpoint) writes the members of
+   * `set` keyed by a client's address and `parts` (ManagedMembers). Two owners may not
+   * write the same parts: they would share their clients.
    */
   manage(set: string, owner: string, parts: KeyPart[]): void {
     const s = this.sets.get(set);
@@ -294,14 +296,14 @@ export class TableBuilder<R = unknown> {
   element(e: Element): boolean {
     const s = this.sets.get(e.set);
     if (!s) throw new InternalError(`element added to missing set ${e.set}`);
-    if ((s.set.kind === 'map') !== (e.value !== undefined)) {
-      throw new InternalError(`element of ${e.set} ${e.value ? 'has' : 'lacks'} a value`);
+    if ((s.set.kind === 'map' && !s.set.data) !== (e.value !== undefined) || (s.set.data !== undefined) !== (e.data !== undefined)) {
+      throw new InternalError(`element of ${e.set} ${e.value || e.data ? 'has' : 'lacks'} a value`);
     }
     if (e.key.length !== s.set.keyType.length) throw new InternalError(`element key of ${e.set} has the wrong arity`);
     const k = elementSortKey(e.key);
     const existing = s.elements.get(k);
     if (existing) {
-      if (verdictEquals(existing.value, e.value)) return true;
+      if (verdictEquals(existing.value, e.value) && keysEqual(existing.data, e.data)) return true;
       this.conflicts.push({ existing, rejected: e });
       return false;
     }
@@ -332,6 +334,9 @@ export class TableBuilder<R = unknown> {
   }
 }
 
+/** Two data-map values (or none) alike. */
+const keysEqual = (a?: KeyPart[], b?: KeyPart[]) => (a && b ? elementSortKey(a) === elementSortKey(b) : a === b);
+
 /** Every rule's statements (JSON output and tracing): the table, its chains in the order made. */
 export class StatementStore implements RuleStore<TableContents> {
   private readonly chainRules: Rule[][] = [];
@@ -354,92 +359,3 @@ export class StatementStore implements RuleStore<TableContents> {
 
 /** A builder of a table with every rule's statements. */
 export const statementsBuilder = (table: Table): TableBuilder<TableContents> => new TableBuilder(table, new StatementStore());
-
-/**
- * Calls back with every chain and set a statement refers to; allocates nothing. Every kind
- * has its case, even one that names nothing: a kind added to Stmt must say what it names,
- * or the builder would let a rule name a chain or set the table lacks.
- */
-export function forEachReference(s: Stmt, chain: (name: string) => void, set: (name: string) => void): void {
-  switch (s.t) {
-    case 'match':
-      exprSetRefs(s.left, set);
-      valueSetRefs(s.right, set);
-      return;
-    case 'vmap':
-      exprSetRefs(s.key, set);
-      set(s.map);
-      return;
-    case 'numgen-vmap':
-      for (const v of s.targets) if ('target' in v) chain(v.target);
-      return;
-    case 'verdict':
-      if ('target' in s.v) chain(s.v.target);
-      return;
-    case 'update':
-      exprSetRefs(s.key, set);
-      set(s.set);
-      return;
-    case 'mark-set':
-    case 'masquerade':
-    case 'dnat':
-    case 'numgen-dnat':
-    case 'reject':
-      return;
-    default:
-      assertNever(s, 'statement kind');
-  }
-}
-
-/**
- * The sets an expression names. No kind names one today; the cases make a kind added to
- * Expr say whether it does. Walked for every expression a statement holds, for the same reason.
- */
-function exprSetRefs(e: Expr, set: (name: string) => void): void {
-  switch (e.t) {
-    case 'concat':
-      for (const p of e.parts) exprSetRefs(p, set);
-      return;
-    case 'and':
-      exprSetRefs(e.left, set);
-      return;
-    case 'payload':
-    case 'meta':
-    case 'ct':
-    case 'fib':
-    case 'numgen':
-      return;
-    default:
-      assertNever(e, 'expression kind');
-  }
-}
-
-function valueSetRefs(v: Value, set: (name: string) => void): void {
-  switch (v.t) {
-    case 'setref':
-      set(v.name);
-      return;
-    case 'anonset':
-      for (const i of v.items) valueSetRefs(i, set);
-      return;
-    case 'ip':
-    case 'prefix':
-    case 'num':
-    case 'sym':
-    case 'str':
-      return;
-    default:
-      assertNever(v, 'value kind');
-  }
-}
-
-/** Chains and sets a statement refers to. */
-export function stmtReferences(s: Stmt): { chains: string[]; sets: string[] } {
-  const refs: { chains: string[]; sets: string[] } = { chains: [], sets: [] };
-  forEachReference(
-    s,
-    (c) => refs.chains.push(c),
-    (x) => refs.sets.push(x),
-  );
-  return refs;
-}

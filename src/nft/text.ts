@@ -67,6 +67,13 @@ export function writeElement(o: TextOut, e: Element, forAdd: boolean): void {
     o.str(' : ');
     writeVerdict(o, e.value);
   }
+  if (forAdd && e.data) {
+    o.str(' : ');
+    e.data.forEach((p, i) => {
+      if (i > 0) o.str(' . ');
+      writeKeyPart(o, p);
+    });
+  }
   o.str(' }');
 }
 
@@ -81,7 +88,10 @@ export function writeSetSpec(o: TextOut, s: NftSet): void {
     o.str('{ type ');
     o.str(s.keyType.join(' . '));
   }
-  if (s.kind === 'map') o.str(' : verdict');
+  if (s.data) {
+    o.str(' : ');
+    writeExpr(o, s.data.typeof);
+  } else if (s.kind === 'map') o.str(' : verdict');
   o.str(' ;');
   if (s.size !== undefined) {
     o.str(' size ');

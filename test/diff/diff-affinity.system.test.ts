@@ -34,13 +34,13 @@ async function diffAgainst(ns: Netns, yaml: string): Promise<string> {
   }
 }
 
-/** Each sticky endpoint's constants, as the loaded endpoint chain's `update @affinity` has them. */
+/** Each sticky endpoint's constants, as the loaded rules that DNAT to it write them (`update @affinity`). */
 function constants(ns: Netns): Map<string, string> {
   const out = new Map<string, string>();
   const listing = ns.nft(['list', 'table', 'ip', 'kube-proxy']);
   for (const ep of sticky) {
-    const chain = new RegExp(`chain endpoint-\\w+-lab/sticky/tcp/http__${ep.replaceAll('.', '\\.')}/8080 \\{([^}]*\\})`).exec(listing);
-    const m = chain && /update @affinity \{ ip saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1 offset (\d+) timeout/.exec(chain[1]);
+    const update = new RegExp(`update @affinity \\{ ip saddr \\. numgen random mod 1 offset (\\d+) \\. numgen random mod 1 offset (\\d+) timeout \\S+ \\} meta l4proto tcp dnat to ${ep.replaceAll('.', '\\.')}:8080\n`);
+    const m = update.exec(listing);
     expect(m, ep).toBeTruthy();
     out.set(ep, `${m![1]} . ${m![2]}`);
   }

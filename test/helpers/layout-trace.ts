@@ -1,29 +1,35 @@
 // Tracing one snapshot in every kind of table (kube-proxy's layout of each release, and
 // fast-load) and comparing what each packet does. The
 // comparison is of outcomes, not of rule texts: each branch's verdict, DNAT endpoint,
-// masquerade, and the session-affinity keys it wrote, mapped back to the endpoint chain
-// whose lookup reads them (kube-proxy: `ip saddr @affinity-<endpoint> goto endpoint-...`;
+// masquerade, and the session-affinity keys it wrote, mapped back to the endpoint whose
+// lookup reads them (kube-proxy: `ip saddr @affinity-<endpoint> goto endpoint-...`;
 // fast-load: the same lookup in one table-wide set with the endpoint's constants in the
-// key). The branches are compared as a multiset: the layouts choose endpoints with rules
+// key, in a rule that updates and DNATs to the endpoint). The branches are compared as a multiset: the layouts choose endpoints with rules
 // of different shapes, so only the set of outcomes, with multiplicity, must agree.
 import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
 import { compileTables, loadModel, type ModelResult } from '../../src/compile.js';
 import type { CompileOptions } from '../../src/model/options.js';
 import { servicePortKey, type FamilyModel } from '../../src/model/types.js';
 import { addressBits, cidrContains, formatIP, ipFromBytes, parseIP, type CIDR, type IP } from '../../src/net/ip.js';
-import type { Expr } from '../../src/nft/expr.js';
+import type { Expr, Stmt } from '../../src/nft/expr.js';
+import { parseEndpointChain, parseServicePortChain } from '../../src/backends/nftables/names.js';
 import { ruleStmts } from '../../src/nft/objects.js';
 import { StatementStore, type TableContents } from '../../src/nft/ruleset.js';
 import { tableTracer } from '../../src/trace/nft/index.js';
 import type { PacketState } from '../../src/trace/nft/state.js';
 import { compileExpr, datumText, type ExprFn } from '../../src/trace/nft/values.js';
-import type { L4Protocol, TracePacket } from '../../src/trace/packet.js';
+import { hostPort, type L4Protocol, type TracePacket } from '../../src/trace/packet.js';
 import type { TraceResult } from '../../src/trace/result.js';
 
-/** A lookup `KEY @SET goto CHAIN` (or jump): reading SET with KEY sends the packet to CHAIN. */
+/**
+ * A lookup of a client in an affinity set, and the endpoint it sends the client to, as
+ * "Service port endpoint-address:port": kube-proxy's `KEY @SET goto endpoint-...` (the
+ * endpoint chain's name says which), or fast-load's `KEY @SET update ... dnat to EP` in a
+ * Service chain (the chain's name says the Service port, the DNAT the endpoint).
+ */
 interface Reader {
   key: ExprFn;
-  chain: string;
+  endpoint: string;
 }
 
 export interface LayoutTracer {
@@ -37,15 +43,29 @@ function affinityReaders(t: TableContents): Map<string, Reader[]> {
   for (const c of t.chains) {
     for (const r of c.rules) {
       const stmts = ruleStmts(r);
-      const [m, v] = stmts;
-      if (stmts.length !== 2 || m.t !== 'match' || m.op !== '==' || m.right.t !== 'setref' || v.t !== 'verdict' || !('target' in v.v)) continue;
-      if (!reads(m.left, 'saddr')) continue;
+      const [m] = stmts;
+      if (m?.t !== 'match' || m.op !== '==' || m.right.t !== 'setref' || !reads(m.left, 'saddr')) continue;
+      const endpoint = endpointOf(c.chain.name, stmts.slice(1));
+      if (endpoint === undefined) continue;
       const list = out.get(m.right.name) ?? [];
-      list.push({ key: compileExpr(m.left), chain: v.v.target });
+      list.push({ key: compileExpr(m.left), endpoint });
       out.set(m.right.name, list);
     }
   }
   return out;
+}
+
+/** Where a lookup's rule sends a client it finds: `goto endpoint-...`, or an update and a DNAT in a Service port's chain. */
+function endpointOf(chain: string, rest: Stmt[]): string | undefined {
+  const [v] = rest;
+  if (rest.length === 1 && v.t === 'verdict' && 'target' in v.v) {
+    const ep = parseEndpointChain(v.v.target);
+    return ep && `${servicePortKey(ep.id)} ${hostPort(ep.ip, ep.port)}`;
+  }
+  const dnat = rest.find((st) => st.t === 'dnat');
+  const sp = parseServicePortChain(chain);
+  if (!dnat || dnat.t !== 'dnat' || !sp || !rest.some((st) => st.t === 'update')) return undefined;
+  return `${servicePortKey(sp.id)} ${hostPort(dnat.ip, dnat.port)}`;
 }
 
 function reads(e: Expr, field: string): boolean {
@@ -73,12 +93,12 @@ function probeState(p: TracePacket): PacketState {
   return { protocol: p.protocol, saddr: p.src, daddr: p.dst, sport: p.sport, dport: p.dport, iif: '', mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
 }
 
-/** The endpoint chain an affinity key written on a branch sends the client to; throws when no lookup reads it. */
+/** The endpoint an affinity key written on a branch sends the client to; throws unless exactly one is read by it. */
 function readerOf(t: LayoutTracer, p: TracePacket, set: string, key: string): string {
   const env = { localAddresses: [] };
-  const chains = new Set((t.readers.get(p.src.family)?.get(set) ?? []).filter((r) => datumText(r.key(probeState(p), env)!) === key).map((r) => r.chain));
-  if (chains.size !== 1) throw new Error(`affinity key ${key} in @${set} is read by ${chains.size} endpoint chains (${[...chains].join(', ')})`);
-  return [...chains][0];
+  const endpoints = new Set((t.readers.get(p.src.family)?.get(set) ?? []).filter((r) => datumText(r.key(probeState(p), env)!) === key).map((r) => r.endpoint));
+  if (endpoints.size !== 1) throw new Error(`affinity key ${key} in @${set} is read for ${endpoints.size} endpoints (${[...endpoints].join(', ')})`);
+  return [...endpoints][0];
 }
 
 /** Each branch's outcome as a string, sorted: the multiset the layouts must agree on. */

@@ -108,6 +108,19 @@ export const stmtArbs: { [K in Stmt['t']]: fc.Arbitrary<StmtOf<K>> } = {
       ),
     )
     .map(([targets, mod]): StmtOf<'numgen-dnat'> => ({ t: 'numgen-dnat', mod, targets: targets.map(([ip, port]) => ({ ip, port })) })),
+  // fast-load's form: a constant and a draw as the key, or any key.
+  'map-dnat': fc
+    .tuple(
+      fc.constantFrom('ip', 'ip6') as fc.Arbitrary<'ip'>,
+      fc.oneof(
+        fc
+          .tuple(fc.integer({ min: 0, max: 0x7fffffff }), fc.integer({ min: 1, max: 64 }))
+          .map(([c, n]): StmtOf<'map-dnat'>['key'] => ({ t: 'concat', parts: [{ t: 'numgen', mod: 1, offset: c }, { t: 'numgen', mod: n }] })),
+        exprArb,
+      ),
+      nameArb,
+    )
+    .map(([family, key, map]): StmtOf<'map-dnat'> => ({ t: 'map-dnat', family, key, map })),
   update: fc
     .tuple(nameArb, exprArb, fc.option(fc.integer({ min: 1, max: 86400 }), { nil: undefined }))
     .map(([set, key, timeoutSeconds]): StmtOf<'update'> => (timeoutSeconds === undefined ? { t: 'update', set, key } : { t: 'update', set, key, timeoutSeconds })),

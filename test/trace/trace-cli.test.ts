@@ -281,7 +281,7 @@ describe('kproxc trace --layout and --affinity', () => {
     expect(await bad([...svc1, '--backend', 'ovs', '--affinity', '10.180.0.1:80'])).toMatch(/--affinity applies to --backend nftables only/);
     expect(await bad([...svc1, '--affinity', '10.180.0.1'])).toBe('kproxc: --affinity: must be an endpoint IP:PORT ([IP]:PORT for IPv6)\n');
     expect(await bad([...svc1, '--affinity', '[fd00::1]:80'])).toBe('kproxc: --affinity: an IPv6 endpoint for an IPv4 packet\n');
-    expect(await bad([...svc1, '--affinity', '10.180.0.9:80'])).toMatch(/^kproxc: --affinity 10\.180\.0\.9:80: no endpoint chain of the compiled rules DNATs to it/);
+    expect(await bad([...svc1, '--affinity', '10.180.0.9:80'])).toMatch(/^kproxc: --affinity 10\.180\.0\.9:80: no rule or endpoint chain of the compiled rules DNATs to it/);
     const f = packetsFile('bad-affinity.json', '[{"sourceIP": "10.0.0.5", "destIP": "172.30.0.41", "destPort": 80, "affinity": "10.180.0.1"}]');
     expect(await bad(['--packets', f])).toBe(`${f}:1:80: [0].affinity: must be an endpoint "IP:PORT" ("[IP]:PORT" for IPv6)\n`);
     expect(await bad(['--packets', f, '--affinity', '10.180.0.1:80'])).toBe('kproxc: --packets cannot be combined with --affinity\n');

@@ -195,10 +195,10 @@ describe('session affinity in either form, with a client that already has it', (
     });
   }
 
-  it('refuses affinity to an address no endpoint chain DNATs to', () => {
+  it('refuses affinity to an address no rule or endpoint chain DNATs to', () => {
     const p = compileProgram(affinityTable('table-wide'));
     const packet = { protocol: 'tcp' as const, src: ip('10.0.0.7'), dst: ip('172.30.0.41'), sport: 40000, dport: 80, affinity: { ip: ip('10.180.0.3'), port: 8080 } };
-    expect(() => seedAffinity(p, env, packet, state())).toThrow(/no endpoint chain/);
+    expect(() => seedAffinity(p, env, packet, state())).toThrow(/no rule or endpoint chain/);
   });
 });
 

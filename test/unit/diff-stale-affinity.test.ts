@@ -1,5 +1,5 @@
-// fast-load's table-wide affinity set: the compile records which chain writes which
-// members, and the diff removes the members of endpoints that are gone (each added, then
+// fast-load's table-wide affinity set: the compile records which endpoint's rules write
+// which members, and the diff removes the members of endpoints that are gone (each added, then
 // deleted), and nothing else, read by either live reader.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -36,14 +36,16 @@ function compiled(text: string, form: 'printed' | 'statements'): TableContents[]
   return compileTables(model, { tableName: 'kube-proxy', layout: 'fast-load' }, [], form === 'printed' ? PrintedStore : StatementStore);
 }
 
-/** The constants each endpoint chain's `update @affinity` writes, by the chain's endpoint address (an IPv6 one with dots for colons, as in chain names). */
+/**
+ * The constants each `update @affinity` writes, by the address of the endpoint its rule
+ * DNATs to (an IPv6 one with dots for colons, as in kube-proxy's names for the endpoint).
+ */
 function constantsByEndpoint(t: TableContents): Map<string, [number, number]> {
   const out = new Map<string, [number, number]>();
   for (const c of t.chains) {
     for (const r of c.rules) {
-      const m = /^update @affinity \{ ip6? saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1 offset (\d+) timeout/.exec(ruleText(r));
-      const ep = /__([0-9a-f.]+)\/\d+$/.exec(c.chain.name);
-      if (m && ep) out.set(ep[1], [Number(m[1]), Number(m[2])]);
+      const m = /update @affinity \{ ip6? saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1 offset (\d+) timeout \d+s \} meta l4proto \w+ dnat to \[?([0-9a-f.:]+?)\]?:\d+$/.exec(ruleText(r));
+      if (m) out.set(m[3].replaceAll(':', '.'), [Number(m[1]), Number(m[2])]);
     }
   }
   return out;
@@ -90,7 +92,7 @@ const elementLines = (tx: string) => tx.split('\n').filter((l) => / element ip6?
 const byFamily = Object.fromEntries(compiled(full, 'statements').map((t) => [t.table.family, constantsByEndpoint(t)])) as Record<Family, Map<string, [number, number]>>;
 
 describe('the compile records the members its rules write', () => {
-  it('the compile records each endpoint chain as the owner of the constants its update writes', () => {
+  it('the compile records each endpoint (kube-proxy\'s name for its set) as the owner of the constants its updates write', () => {
     for (const form of ['printed', 'statements'] as const) {
       for (const t of compiled(full, form)) {
         const managed = t.sets.filter((s) => s.managed);

@@ -16,7 +16,7 @@ const PLACES: Record<string, string[]> = {
   'src/nft/expr-json.ts': ['exprJson', 'valueJson'],
   'src/nft/expr-text-read.ts': ['value'],
   'src/nft/expr-json-read.ts': ['readValue'],
-  'src/nft/ruleset.ts': ['forEachReference', 'exprSetRefs', 'valueSetRefs'],
+  'src/nft/references.ts': ['forEachReference', 'exprSetRefs', 'valueSetRefs'],
   'src/nft/stmt/index.ts': ['STMT_FORMS'],
   'src/live/compact/stmt-listing.ts': ['STMT_LISTING'],
   'src/trace/nft/stmts.ts': ['STMTS'],

@@ -8,6 +8,11 @@ import type { EndpointNames } from './names.js';
 import type { ServicePortPlan } from './plan.js';
 
 export interface AffinityForm {
+  /**
+   * Whether the endpoints of a Service port with affinity get chains (update + DNAT), as
+   * kube-proxy's do; without, the Service chain's rules do that work themselves.
+   */
+  endpointChains: boolean;
   /** What the endpoint's affinity needs declared before its rules (a set). */
   declare(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ep: EndpointNames): void;
   /** The Service chain's rule: a client remembered for this endpoint goes to it. */
@@ -18,6 +23,7 @@ export interface AffinityForm {
 
 /** kube-proxy's: a set per endpoint, `affinity-<hash>-<svcport>__<endpoint>`. */
 export const PER_ENDPOINT_AFFINITY: AffinityForm = {
+  endpointChains: true,
   declare(b, ctx, plan, ep) {
     // "dynamic" is needed because the set is updated from the packet path; without it
     // some kernels add it later and a re-add then fails as a flags change.

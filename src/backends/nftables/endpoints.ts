@@ -1,5 +1,6 @@
 // Per-endpoint chains: hairpin masquerade, affinity update (affinity.ts), DNAT; and from
-// 1.36 the hairpin set's elements, and endpoint chains only where affinity needs them.
+// 1.36 the hairpin set's elements, and endpoint chains only where affinity needs them (and
+// its form has them: fast-load's does their work in the Service chain's rules).
 import { eq, jump, meta, payload } from '../../nft/expr.js';
 import { AddressPortRule } from '../../nft/rule-template.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
@@ -28,7 +29,7 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
   const { sp } = plan;
   const endpoints = plan.endpoints.allReachableEndpoints;
   if (ctx.forms.hairpin === 'set') emitHairpinElements(b, plan);
-  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined)) return;
+  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined && affinity.endpointChains)) return;
   const dnatToEndpoint = dnat[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
   const hairpinOf = ctx.forms.hairpin === 'endpoint-rule' ? hairpin[ctx.family] : undefined;
   const names = plan.endpointNames(endpoints);

@@ -69,6 +69,8 @@ export interface LayoutSpec {
    * removes (SetContents.managed): the members of these sets are read from a live table.
    */
   managedSets: readonly string[];
+  /** Whether `--format json` makes another table than text (what nft 1.0.6's JSON cannot declare). */
+  jsonFormDiffers: boolean;
 }
 
 const KUBE_PROXY_EMITTERS: ServicePortEmitters = { firewall: emitFirewall, selection: emitEndpointSelection, affinity: PER_ENDPOINT_AFFINITY };
@@ -77,17 +79,19 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
   'kube-proxy': {
     emitters: (t) => ({ fixed: emitKubeProxyFixedPart, servicePort: KUBE_PROXY_EMITTERS, forms: TABLE_FORMS[t.version] }),
     managedSets: [],
+    jsonFormDiffers: false,
   },
   'fast-load': {
-    // JSON output keeps kube-proxy's per-endpoint affinity sets: nft 1.0.6's JSON cannot
-    // declare the table-wide set's `typeof` key. Its semantics are kube-proxy's, the same
-    // in every release: it keeps 1.35's forms whatever the target release.
-    emitters: (t) => ({
-      fixed: emitKubeProxyFixedPart,
-      servicePort: fastLoadEmitters(t.format === 'json' ? 'per-endpoint' : 'table-wide'),
-      forms: TABLE_FORMS['1.35'],
-    }),
+    // Text: endpoint maps, kube-proxy 1.36's fixed part (hairpin set, inline mark: no rule
+    // per endpoint) and no endpoint chains (affinity in the Service chains' rules). JSON cannot declare the maps'
+    // and the affinity set's `typeof` keys on nft 1.0.6: it keeps 1.35's forms, endpoint
+    // chains and per-endpoint affinity sets. The behaviour is kube-proxy's in every release.
+    emitters: (t) =>
+      t.format === 'json'
+        ? { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('chains'), forms: TABLE_FORMS['1.35'] }
+        : { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
     managedSets: [AFFINITY_SET],
+    jsonFormDiffers: true,
   },
 };
 

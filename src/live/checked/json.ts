@@ -9,6 +9,7 @@ import { parseIP, type IP } from '../../net/ip.js';
 import { canonicalStmt, jsonEquals } from '../../nft/canonical.js';
 import type { Family, Stmt, Verdict } from '../../nft/expr.js';
 import type { Json } from '../../nft/expr-json.js';
+import { concat, payload } from '../../nft/expr.js';
 import { isObj, oneOf, readVerdict, type Obj } from '../../nft/expr-json-read.js';
 import { readStmtShape } from '../../nft/json-read.js';
 import { stmtJson } from '../../nft/json.js';
@@ -106,18 +107,31 @@ export function readSet(kind: 'set' | 'map', o: Obj): NftSet {
   const types = Array.isArray(o.type) ? o.type : [o.type ?? null];
   const keyType = types.map((t) => oneOf(t, DATA_TYPES));
   if (keyType.length === 0 || keyType.some((t) => t === null)) throw new Unreadable(`key type ${show(o.type ?? null)} is not one kproxc writes`, 'type');
-  if (kind === 'map' && o.map !== 'verdict') throw new Unreadable(`map data type ${show(o.map ?? null)} is not one kproxc writes`, 'map');
+  const data = kind === 'map' && o.map !== 'verdict' ? readDataTypes(o.map ?? null) : undefined;
+  if (kind === 'map' && o.map !== 'verdict' && !data) throw new Unreadable(`map data type ${show(o.map ?? null)} is not one kproxc writes`, 'map');
   if (kind === 'set' && o.map !== undefined) throw new Unreadable('a set with a data type', 'map');
   const rawFlags = o.flags === undefined ? [] : Array.isArray(o.flags) ? o.flags : [o.flags];
   const flags = rawFlags.map((f) => oneOf(f, SET_FLAGS));
   if (flags.some((f) => f === null)) throw new Unreadable(`set flags ${show(o.flags ?? null)} are not ones kproxc writes`, 'flags');
   const set: NftSet = { name, kind, keyType: keyType as DataType[] };
+  if (data) set.data = data;
   if (flags.length) set.flags = flags as NftSet['flags'];
   if (o.timeout !== undefined) set.timeoutSeconds = int(o, 'timeout');
   if (o.size !== undefined) set.size = int(o, 'size');
   const comment = optStr(o, 'comment');
   if (comment !== undefined) set.comment = comment;
   return set;
+}
+
+/**
+ * A data map's value types, `"ipv4_addr . inet_service"` (fast-load's endpoint maps): what
+ * its `typeof` declares them by is of no matter to the diff, which compares the types.
+ */
+function readDataTypes(j: Json): NftSet['data'] {
+  if (j !== 'ipv4_addr . inet_service' && j !== 'ipv6_addr . inet_service') return undefined;
+  const v6 = j.startsWith('ipv6');
+  const typeOf = concat(payload(v6 ? 'ip6' : 'ip', 'daddr'), payload('tcp', 'dport'));
+  return { types: [v6 ? 'ipv6_addr' : 'ipv4_addr', 'inet_service'], typeof: typeOf };
 }
 
 function readKeyPart(j: Json, type: DataType): KeyPart | null {
@@ -153,12 +167,18 @@ function readKey(j: Json, set: NftSet): KeyPart[] | null {
 export function readElement(j: Json, set: NftSet, field: string): Element {
   let keyJson: Json = j;
   let value: Verdict | undefined;
+  let data: KeyPart[] | undefined;
   if (set.kind === 'map') {
     if (!Array.isArray(j) || j.length !== 2) throw new Unreadable(`map entry ${show(j)} is not [key, verdict]`, field);
     keyJson = j[0];
-    const v = readVerdict(j[1]);
-    if (!v) throw new Unreadable(`map value ${show(j[1])} is not a verdict kproxc writes`, field);
-    value = v;
+    if (set.data) {
+      data = readKey(j[1], { ...set, keyType: set.data.types }) ?? undefined;
+      if (!data) throw new Unreadable(`map value ${show(j[1])} does not fit type ${set.data.types.join(' . ')}`, field);
+    } else {
+      const v = readVerdict(j[1]);
+      if (!v) throw new Unreadable(`map value ${show(j[1])} is not a verdict kproxc writes`, field);
+      value = v;
+    }
   }
   let comment: string | undefined;
   if (isObj(keyJson) && isObj(keyJson.elem)) {
@@ -172,6 +192,7 @@ export function readElement(j: Json, set: NftSet, field: string): Element {
   if (!key) throw new Unreadable(`element key ${show(keyJson)} does not fit type ${set.keyType.join(' . ')}`, field);
   const el: Element = { set: set.name, key };
   if (value) el.value = value;
+  if (data) el.data = data;
   if (comment !== undefined) el.comment = comment;
   return el;
 }

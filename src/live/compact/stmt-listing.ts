@@ -103,6 +103,16 @@ export const STMT_LISTING: { [K in Stmt['t']]: ListingReader } = {
       text.push(' , ');
     }
   },
+  'map-dnat'(r) {
+    // {"family": "ip", "addr": {"map": {"key": KEY, "data": "@M"}}}
+    const v6 = r.lit('{"family": "ip6", ');
+    if (!v6 && !r.lit('{"family": "ip", ')) return null;
+    if (!r.lit('"addr": {"map": {"key": ')) return null;
+    const key = r.expr();
+    if (key === null || !r.lit(', "data": "@')) return null;
+    const map = r.hole(NAME);
+    return map !== null && r.lit('"}}}}') ? [`dnat ${v6 ? 'ip6' : 'ip'} addr . port to `, ...key, ' map @', { hole: map, as: 'raw' }] : null;
+  },
   update(r) {
     if (!r.lit('{"op": "update", "elem": ')) return null;
     // With its own timeout the key is wrapped: {"elem": {"val": KEY, "timeout": N}}.

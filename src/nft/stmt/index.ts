@@ -14,6 +14,7 @@ import type { StmtForms } from './forms.js';
 import { markSet } from './mark-set.js';
 import { masquerade } from './masquerade.js';
 import { match } from './match.js';
+import { mapDnat } from './map-dnat.js';
 import { numgenDnat } from './numgen-dnat.js';
 import { numgenVmap } from './numgen-vmap.js';
 import { reject } from './reject.js';
@@ -32,6 +33,7 @@ export const STMT_FORMS: { [K in Stmt['t']]: StmtForms<Extract<Stmt, { t: K }>> 
   masquerade,
   dnat,
   'numgen-dnat': numgenDnat,
+  'map-dnat': mapDnat,
   update,
   reject,
 };

@@ -1,8 +1,9 @@
 // A client that already has session affinity: the state its earlier connection left. That
-// connection went through the endpoint's chain, whose `update` statements wrote the client
-// into the sets the Service chains look up (kube-proxy's layout: the endpoint's own set,
-// keyed by the client; fast-load: one table-wide set, keyed by the client and the
-// endpoint's constants). Running those same statements for the client writes exactly
+// connection ran the `update` statements that go with the DNAT to the endpoint, which wrote
+// the client into the sets the Service chains look up (kube-proxy's layout: the endpoint
+// chain's update, into the endpoint's own set, keyed by the client; fast-load: the update
+// in the Service chain's rule that DNATs, into one table-wide set, keyed by the client and
+// the endpoint's constants). Running those same statements for the client writes exactly
 // that, whichever layout the table has.
 import { UsageError } from '../../diag/diagnostic.js';
 import { hostPort, type TracePacket } from '../packet.js';
@@ -16,7 +17,7 @@ export function seedAffinity(p: Program, env: NodeEnv, packet: TracePacket, s: P
   const endpoint = hostPort(packet.affinity.ip, packet.affinity.port);
   const writers = p.affinityWriters(endpoint);
   if (writers.length === 0) {
-    throw new UsageError(`--affinity ${endpoint}: no endpoint chain of the compiled rules DNATs to it and remembers its clients (is it an endpoint of a Service with sessionAffinity: ClientIP?)`);
+    throw new UsageError(`--affinity ${endpoint}: no rule or endpoint chain of the compiled rules DNATs to it and remembers its clients (is it an endpoint of a Service with sessionAffinity: ClientIP?)`);
   }
   const before = new Map<string, Set<string>>();
   for (const w of writers) {

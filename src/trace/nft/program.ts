@@ -3,6 +3,7 @@
 // elements indexed by key, base chains grouped by hook in priority order.
 import { InternalError } from '../../diag/diagnostic.js';
 import { ruleStmts, type BaseChainSpec, type Element, type Hook } from '../../nft/objects.js';
+import type { Stmt } from '../../nft/expr.js';
 import { keyString, type TableContents } from '../../nft/ruleset.js';
 import { ruleBodyText } from '../../nft/text.js';
 import { hostPort } from '../packet.js';
@@ -21,7 +22,7 @@ export interface BaseChain {
   spec: BaseChainSpec;
 }
 
-/** An `update @set { key }` of an endpoint chain: what a connection through it writes. */
+/** An `update @set { key }` that goes with a DNAT to an endpoint: what a connection through it writes. */
 export interface AffinityWriter {
   set: string;
   key: ExprFn;
@@ -31,7 +32,7 @@ export interface Program {
   family: 'ip' | 'ip6';
   table: string;
   rules(chain: string): CompiledRule[];
-  /** The updates of every chain that DNATs to the endpoint ("ip:port"), as kproxc's endpoint chains do. */
+  /** The updates that go with every DNAT to the endpoint ("ip:port"): of its endpoint chain, or of the same rule. */
   affinityWriters(endpoint: string): AffinityWriter[];
   /** Base chains on a hook, in the order the kernel runs them (priority, lowest first). */
   baseChains(hook: Hook): BaseChain[];
@@ -67,19 +68,7 @@ export function compileProgram(t: TableContents): Program {
       })),
     );
   }
-  const writers = new Map<string, AffinityWriter[]>();
-  for (const c of t.chains) {
-    const stmts = c.rules.flatMap((r) => ruleStmts(r));
-    const updates = stmts.flatMap((st) => (st.t === 'update' ? [{ set: st.set, key: compileExpr(st.key) }] : []));
-    if (updates.length === 0) continue;
-    for (const st of stmts) {
-      const targets = st.t === 'dnat' ? [st] : st.t === 'numgen-dnat' ? st.targets : [];
-      for (const x of targets) {
-        const k = hostPort(x.ip, x.port);
-        writers.set(k, [...(writers.get(k) ?? []), ...updates]);
-      }
-    }
-  }
+  const writers = affinityWriters(t);
   const bases = t.chains
     .filter((c) => c.chain.base)
     .map((c) => ({ name: c.chain.name, spec: c.chain.base! }))
@@ -95,4 +84,36 @@ export function compileProgram(t: TableContents): Program {
     baseChains: (hook) => bases.filter((b) => b.spec.hook === hook),
     affinityWriters: (endpoint) => writers.get(endpoint) ?? [],
   };
+}
+
+/**
+ * The `update`s that a connection DNATed to each endpoint ran: those of a rule that DNATs
+ * (fast-load's Service chains with affinity: update and DNAT in one rule), else those of a
+ * chain that DNATs (kube-proxy's endpoint chains: an update rule, then the DNAT rule).
+ */
+function affinityWriters(t: TableContents): Map<string, AffinityWriter[]> {
+  const writers = new Map<string, AffinityWriter[]>();
+  const add = (stmts: Stmt[], updates: AffinityWriter[]) => {
+    for (const st of stmts) {
+      const targets = st.t === 'dnat' ? [st] : st.t === 'numgen-dnat' ? st.targets : [];
+      for (const x of targets) {
+        const k = hostPort(x.ip, x.port);
+        writers.set(k, [...(writers.get(k) ?? []), ...updates]);
+      }
+    }
+  };
+  const updatesOf = (stmts: Stmt[]) => stmts.flatMap((st) => (st.t === 'update' ? [{ set: st.set, key: compileExpr(st.key) }] : []));
+  for (const c of t.chains) {
+    const rules = c.rules.map((r) => ruleStmts(r));
+    const inRule = rules.filter((stmts) => stmts.some((st) => st.t === 'update') && stmts.some((st) => st.t === 'dnat' || st.t === 'numgen-dnat'));
+    if (inRule.length > 0) {
+      // A rule's update goes with its own DNAT; the same endpoint's rules write the same key once.
+      for (const stmts of inRule) add(stmts, updatesOf(stmts));
+      continue;
+    }
+    const stmts = rules.flat();
+    const updates = updatesOf(stmts);
+    if (updates.length > 0) add(stmts, updates);
+  }
+  return writers;
 }

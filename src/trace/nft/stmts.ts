@@ -105,6 +105,7 @@ const STMTS: StmtCompilers = {
     const branches = st.targets.map((x): ForkBranch => (s) => applyDnat(s, x.ip, x.port));
     return () => ({ t: 'fork', branches, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` });
   },
+  'map-dnat': (st, t) => compileMapDnat(st, t),
   update: (st) => {
     const key = compileExpr(st.key);
     return (s, env) => {
@@ -120,6 +121,39 @@ const STMTS: StmtCompilers = {
   },
   reject: () => () => ({ t: 'end', end: 'reject', action: 'reject' }),
 };
+
+/**
+ * `dnat ... to KEY . numgen random mod N map @M`: the key's other parts are read from the
+ * packet (fast-load: constants), and the draw forks into one branch per value of the
+ * numgen, each DNATed to the element it finds (a draw with no element ends the rule, as
+ * a failed map lookup does in the kernel). A key without a draw is one lookup.
+ */
+function compileMapDnat(st: Extract<Stmt, { t: 'map-dnat' }>, t: TableIndex): StmtFn {
+  const parts = st.key.t === 'concat' ? st.key.parts : [st.key];
+  const last = parts[parts.length - 1];
+  const draw = last.t === 'numgen' && last.mod > 1 ? last : undefined;
+  const fixed = (draw ? parts.slice(0, -1) : parts).map(compileExpr);
+  const values = draw ? Array.from({ length: draw.mod }, (_, i) => String((draw.offset ?? 0) + i)) : [''];
+  return (s, env) => {
+    const ds = fixed.map((f) => f(s, env));
+    if (ds.some((d) => d === null)) return { t: 'stop' };
+    const prefix = ds.map((d) => datumText(d!)).join(' . ');
+    const found: { ip: IP; port: number; key: string }[] = [];
+    for (const v of values) {
+      const key = draw ? (prefix ? `${prefix} . ${v}` : v) : prefix;
+      const e = t.element(st.map, key);
+      const [ip, port] = e?.data ?? [];
+      if (ip?.t === 'ip' && port?.t === 'port') found.push({ ip: ip.ip, port: port.n, key });
+    }
+    if (found.length < values.length) return { t: 'stop', action: `${st.map} lacks an element for a draw of ${prefix}: the rule ends there` };
+    if (found.length === 1) {
+      const [only] = found;
+      return { ...applyDnat(s, only.ip, only.port), action: `${st.map} element ${only.key} → dnat to ${hostPort(only.ip, only.port)}` };
+    }
+    const branches = found.map((x): ForkBranch => (b) => applyDnat(b, x.ip, x.port));
+    return { t: 'fork', branches, action: `numgen random mod ${values.length} picks one of ${st.map}'s ${found.length} elements for ${prefix}: every branch is followed` };
+  };
+}
 
 /**
  * Destination NAT of the packet: its destination address and port replaced, the endpoint

@@ -1,9 +1,11 @@
 // The fast-load layout against kube-proxy's, compiled from the same cluster: the same
-// chains in the same order, every rule the same but the endpoint choice and the source
-// ranges, and those chosen with the same probabilities and checked with the same ranges.
+// chains in the same order but the endpoint chains, every rule the same but the endpoint
+// choice, the affinity state and the source ranges, and those choosing the same endpoints
+// with the same probabilities, in the same order, and checking the same ranges.
 import { describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/gen-snapshot.mjs';
 import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nftables/fast-load/affinity.js';
+import { endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
 import { uniformChoice } from '../../../src/backends/nftables/fast-load/selection.js';
 import { kproxc } from '../../helpers/kproxc.js';
 
@@ -20,22 +22,21 @@ function chains(text: string): Map<string, string[]> {
   return out;
 }
 
-/** The probability with which a chain of fast-load rules sends a new connection to each chain. */
+/**
+ * The probability with which a run of fast-load's uniform-choice rules takes each action:
+ * `numgen random mod K 0 ACTION` (a new draw each), the last one `ACTION` alone.
+ */
 function choiceOdds(rules: string[]): Map<string, number> {
   const odds = new Map<string, number>();
   let reach = 1;
   for (const r of rules) {
-    const m = /^numgen random mod (\d+) 0 goto (\S+)$/.exec(r);
-    if (m) {
-      odds.set(m[2], (odds.get(m[2]) ?? 0) + reach / Number(m[1]));
-      reach *= 1 - 1 / Number(m[1]);
-    } else {
-      const g = /^goto (\S+)$/.exec(r);
-      if (!g) throw new Error(`not an endpoint choice: ${r}`);
-      odds.set(g[1], (odds.get(g[1]) ?? 0) + reach);
-      reach = 0;
-    }
+    const m = /^numgen random mod (\d+) 0 (.+)$/.exec(r);
+    const action = m ? m[2] : r;
+    const p = m ? reach / Number(m[1]) : reach;
+    odds.set(action, (odds.get(action) ?? 0) + p);
+    reach -= p;
   }
+  expect(reach).toBeCloseTo(0, 12);
   return odds;
 }
 
@@ -46,25 +47,40 @@ function affinityTimeouts(text: string): Map<string, number> {
   return out;
 }
 
-/**
- * A kube-proxy rule as the fast-load layout writes it with its table-wide affinity set: the
- * endpoint's set becomes two constants in the key, and its update carries the set's timeout.
- */
-function withTableWideAffinity(rule: string, timeouts: Map<string, number>): string {
-  const key = (set: string, addr: string) => {
-    const [a, b] = affinityConstants(set);
-    return `${addr} . numgen random mod 1 offset ${a} . numgen random mod 1 offset ${b}`;
-  };
-  const lookup = /^(ip6? saddr) @(affinity-\S+) goto (\S+)$/.exec(rule);
-  if (lookup) return `${key(lookup[2], lookup[1])} @affinity goto ${lookup[3]}`;
-  const update = /^update @(affinity-\S+) \{ (ip6? saddr) \}$/.exec(rule);
-  if (update) return `update @affinity { ${key(update[1], update[2])} timeout ${timeouts.get(update[1])}s }`;
-  return rule;
+/** The table-wide set's key that stands for kube-proxy's set `set`, for the client address `addr`. */
+function tableWideKey(set: string, addr: string): string {
+  const [a, b] = affinityConstants(set);
+  return `${addr} . numgen random mod 1 offset ${a} . numgen random mod 1 offset ${b}`;
 }
 
-async function compile(yaml: string, layout: string, format = 'text'): Promise<string> {
-  // kube-proxy 1.35's table: fast-load keeps its chains and names (the same in every release).
-  const r = await kproxc(['compile', '--layout', layout, '--format', format, '--kube-proxy-version', '1.35', '-'], yaml);
+/**
+ * The work of one of kube-proxy's endpoint chains as fast-load writes it in the Service
+ * chain's rule: the update of the table-wide set (the endpoint's set's timeout on the
+ * element), then the DNAT, in the chain's order.
+ */
+function endpointWork(rules: string[], timeouts: Map<string, number>): string {
+  return rules
+    .map((rule) => {
+      const update = /^update @(affinity-\S+) \{ (ip6? saddr) \}$/.exec(rule);
+      return update ? `update @affinity { ${tableWideKey(update[1], update[2])} timeout ${timeouts.get(update[1])}s }` : rule;
+    })
+    .join(' ');
+}
+
+/** fast-load's endpoint-map elements: by map and constant, the values by draw. */
+function endpointMapElements(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const m of text.matchAll(/^add element ip6? kube-proxy (endpoints-\S+) \{ (\d+) \. (\d+) : (\S+ \. \d+) \}$/gm)) {
+    const k = `${m[1]} ${m[2]}`;
+    const list = out.get(k) ?? [];
+    list[Number(m[3])] = m[4];
+    out.set(k, list);
+  }
+  return out;
+}
+
+async function compile(yaml: string, layout: string, format = 'text', version = '1.35'): Promise<string> {
+  const r = await kproxc(['compile', '--layout', layout, '--format', format, '--kube-proxy-version', version, '-'], yaml);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   return r.stdout;
@@ -80,7 +96,7 @@ describe('fast-load endpoint choice', () => {
         stmts.map((s) => (s.t === 'match' && s.left.t === 'numgen' ? `numgen random mod ${s.left.mod} 0` : s.t === 'verdict' && 'target' in s.v ? `goto ${s.v.target}` : '?')).join(' '),
       );
       const odds = choiceOdds(text);
-      expect([...odds.keys()]).toEqual(targets);
+      expect([...odds.keys()]).toEqual(targets.map((t) => `goto ${t}`));
       for (const p of odds.values()) expect(p).toBeCloseTo(1 / n, 12);
     }
   });
@@ -89,37 +105,57 @@ describe('fast-load endpoint choice', () => {
 describe('compile --layout fast-load', () => {
   const yaml = renderSnapshot(clusterObjects(makeCluster(200, { endpoints: 10, mixed: true })), 'yaml');
 
-  it('keeps every chain and rule of kube-proxy but the endpoint choice and the source ranges', async () => {
-    const kp = await compile(yaml, 'kube-proxy');
-    const fl = await compile(yaml, 'fast-load');
-    // Everything outside the chains (sets, maps and their elements) is the same, but the
-    // per-endpoint affinity sets, which are one table-wide set.
+  it('keeps every chain and rule of kube-proxy 1.36 but the endpoint choice, the affinity state and the source ranges', async () => {
+    // fast-load's text is kube-proxy 1.36's table (hairpin set, inline mark) with endpoint maps.
+    const kp = await compile(yaml, 'kube-proxy', 'text', '1.36');
+    const fl = await compile(yaml, 'fast-load', 'text', '1.36');
+    // Everything outside the chains is the same, but the per-endpoint affinity sets (one
+    // table-wide set) and the endpoint maps with their elements, which are fast-load's own.
     const outside = (t: string) => t.split('\n').filter((l) => !l.startsWith('\t\t') && !/^\t(chain|\})/.test(l));
     const timeouts = affinityTimeouts(kp);
     expect(timeouts.size).toBeGreaterThan(100);
     const expected = outside(kp).filter((l) => !l.startsWith('\tset affinity-'));
     const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
     expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
-    expect(outside(fl)).toEqual(expected);
-    const a = new Map([...chains(kp)].map(([name, rules]) => [name, rules.map((r) => withTableWideAffinity(r, timeouts))]));
+    expect(outside(fl).filter((l) => !/^(\tmap |add element ip6? kube-proxy )endpoints-/.test(l))).toEqual(expected);
+    const a = chains(kp);
     const b = chains(fl);
-    expect([...b.keys()]).toEqual([...a.keys()]);
-    let choices = 0;
-    let firewalls = 0;
+    // No endpoint chain: those of the Services with affinity are folded into their rules.
+    const endpointChains = [...a.keys()].filter((n) => n.startsWith('endpoint-'));
+    expect(endpointChains.length).toBeGreaterThan(100);
+    expect([...b.keys()]).toEqual([...a.keys()].filter((n) => !n.startsWith('endpoint-')));
+    const elements = endpointMapElements(fl);
+    const counts = { affinity: 0, maps: 0, firewalls: 0 };
     for (const [name, kpRules] of a) {
+      if (name.startsWith('endpoint-')) continue;
       const flRules = b.get(name)!;
       const last = kpRules[kpRules.length - 1] ?? '';
       const vmap = /^numgen random mod (\d+) vmap \{ (.*) \}$/.exec(last);
+      const dnatMap = /^meta l4proto (\w+) dnat (ip6? )?addr \. port to numgen random mod (\d+) map \{ (.*) \}$/.exec(last);
       if (vmap) {
-        choices++;
-        const targets = vmap[2].split(' , ').map((e) => e.replace(/^\d+ : goto /, ''));
-        const keep = kpRules.length - 1;
-        expect(flRules.slice(0, keep)).toEqual(kpRules.slice(0, keep));
-        const odds = choiceOdds(flRules.slice(keep));
+        counts.affinity++;
+        const work = (chain: string) => endpointWork(a.get(chain)!, timeouts);
+        // The lookups, in kube-proxy's order: each endpoint's set read, then its chain's work.
+        const lookups = kpRules.slice(0, -1).map((r) => {
+          const m = /^(ip6? saddr) @(affinity-\S+) goto (\S+)$/.exec(r)!;
+          return `${tableWideKey(m[2], m[1])} @affinity ${work(m[3])}`;
+        });
+        expect(lookups.length).toBe(Number(vmap[1]));
+        expect(flRules.slice(0, lookups.length)).toEqual(lookups);
+        // Then the draw: each of kube-proxy's endpoints, in its order, with odds 1/N.
+        const targets = vmap[2].split(' , ').map((e) => work(e.replace(/^\d+ : goto /, '')));
+        const odds = choiceOdds(flRules.slice(lookups.length));
         expect([...odds.keys()]).toEqual(targets);
         for (const p of odds.values()) expect(p).toBeCloseTo(1 / targets.length, 12);
+      } else if (dnatMap) {
+        counts.maps++;
+        const [, proto, family, n, entries] = dnatMap;
+        const slot = endpointMapSlot(name, proto as 'tcp');
+        expect(flRules).toEqual([`meta l4proto ${proto} dnat ${family ?? ''}addr . port to numgen random mod 1 offset ${slot.constant} . numgen random mod ${n} map @${slot.map}`]);
+        // The entry set: draw i (of N, each 1/N) finds kube-proxy's element i, nothing else.
+        expect(elements.get(`${slot.map} ${slot.constant}`)).toEqual(entries.split(' , ').map((e) => e.replace(/^\d+ : /, '')));
       } else if (name.startsWith('firewall-') && name !== 'firewall-check') {
-        firewalls++;
+        counts.firewalls++;
         const m = /^ip saddr != (?:\{ (.*) \}|(\S+)) drop$/.exec(kpRules[0]);
         expect(kpRules).toHaveLength(1);
         const ranges = m![1] ? m![1].split(' , ') : [m![2]];
@@ -128,11 +164,14 @@ describe('compile --layout fast-load', () => {
         expect(flRules).toEqual(kpRules);
       }
     }
-    expect(choices).toBeGreaterThan(200);
-    expect(firewalls).toBe(20);
+    expect(counts.affinity).toBeGreaterThan(20);
+    expect(counts.maps).toBeGreaterThan(150);
+    expect(counts.firewalls).toBe(20);
+    // Every element of an endpoint map belongs to one policy chain's rule (checked above).
+    expect([...elements.values()].reduce((n, l) => n + l.length, 0)).toBe(fl.split('\n').filter((l) => / kube-proxy endpoints-/.test(l) && l.startsWith('add element')).length);
     // No anonymous set is left in a Service's chains.
     for (const [name, rules] of b) {
-      if (name !== 'cluster-ips-check') for (const r of rules) if (!r.startsWith('update @')) expect(r).not.toContain('{ ');
+      if (name !== 'cluster-ips-check') for (const r of rules) expect(r.replace(/update @affinity \{ [^}]* \}/g, '')).not.toContain('{ ');
     }
   });
 

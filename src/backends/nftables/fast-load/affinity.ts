@@ -39,13 +39,18 @@ const keyOf = (ctx: FamilyContext, ep: EndpointNames): Expr => {
   return concat(ctx.saddr, constant(a), constant(b));
 };
 
+/** The lookup of a client remembered for `ep`: kube-proxy's `ip saddr @affinity-<endpoint>`. */
+export const affinityMember = (ctx: FamilyContext, ep: EndpointNames): Stmt => ({ t: 'match', left: keyOf(ctx, ep), op: '==', right: setref(AFFINITY_SET) });
+
 /**
- * The table-wide affinity set. Each endpoint chain that writes it is recorded as the owner
- * of its constants (TableBuilder.manage): the diff reads there which members belong to
- * an endpoint still wanted, and the builder refuses two endpoints with the same 62 bits,
- * which would silently share their clients.
+ * The table-wide affinity set, written by the Service chain's own rules (no endpoint
+ * chains: selection.ts). Each endpoint a rule writes for is recorded as the owner of its
+ * constants (TableBuilder.manage), under kube-proxy's name for its set: the diff reads
+ * there which members belong to an endpoint still wanted, and the builder refuses two
+ * endpoints with the same 62 bits, which would silently share their clients.
  */
 export const TABLE_WIDE_AFFINITY: AffinityForm = {
+  endpointChains: false,
   // Declared with the first endpoint that has affinity; the same set again is no change.
   declare(b: TableBuilder, ctx: FamilyContext, _plan, ep: EndpointNames) {
     b.set({
@@ -58,8 +63,8 @@ export const TABLE_WIDE_AFFINITY: AffinityForm = {
       // Every element has its own; this one is never used.
       timeoutSeconds: 10800,
     });
-    b.manage(AFFINITY_SET, ep.chain, constantParts(ep));
+    b.manage(AFFINITY_SET, ep.affinitySet, constantParts(ep));
   },
-  lookup: (ctx, ep): Stmt[] => [{ t: 'match', left: keyOf(ctx, ep), op: '==', right: setref(AFFINITY_SET) }, goto(ep.chain)],
+  lookup: (ctx, ep): Stmt[] => [affinityMember(ctx, ep), goto(ep.chain)],
   update: (ctx, plan, ep): Stmt => ({ t: 'update', set: AFFINITY_SET, key: keyOf(ctx, ep), timeoutSeconds: plan.sp.affinityTimeout }),
 };

@@ -1,18 +1,19 @@
-// The fast-load layout: kube-proxy's chains, names and fixed part, with the per-Service
-// anonymous sets and the per-endpoint affinity sets replaced by rules and one table-wide
-// set (docs/fast-load.md has the measurements and the proof that each replacement behaves
-// the same).
+// The fast-load layout: kube-proxy's behaviour in a table the kernel loads far faster
+// (docs/fast-load.md has the measurements and the proofs). In text there are no endpoint
+// chains: a Service port without affinity draws its endpoint from a table-wide endpoint map,
+// one with affinity updates one table-wide set and DNATs in its Service chain's own rules,
+// and hairpin is kube-proxy 1.36's set. JSON cannot declare those `typeof` sets on nft
+// 1.0.6: it keeps endpoint chains, chosen by rules, and kube-proxy's per-endpoint affinity
+// sets.
 import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
 import type { ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
 import { emitRuleFirewall } from './firewall.js';
-import { emitUniformSelection } from './selection.js';
+import { emitMapSelection, emitUniformSelection } from './selection.js';
 
-/** One table's emitters, with the table-wide affinity set or (JSON output) kube-proxy's per-endpoint sets. */
-export function fastLoadEmitters(affinity: 'table-wide' | 'per-endpoint'): ServicePortEmitters {
-  return {
-    firewall: emitRuleFirewall,
-    selection: emitUniformSelection,
-    affinity: affinity === 'table-wide' ? TABLE_WIDE_AFFINITY : PER_ENDPOINT_AFFINITY,
-  };
+/** One table's emitters: with maps and the table-wide affinity set (text), or chains and per-endpoint sets (JSON). */
+export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
+  return form === 'maps'
+    ? { firewall: emitRuleFirewall, selection: emitMapSelection, affinity: TABLE_WIDE_AFFINITY }
+    : { firewall: emitRuleFirewall, selection: emitUniformSelection, affinity: PER_ENDPOINT_AFFINITY };
 }

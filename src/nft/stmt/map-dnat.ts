@@ -1,0 +1,47 @@
+// `dnat ip addr . port to KEY map @M`: destination NAT to the address and port a named
+// data map holds for KEY. fast-load's policy chains draw an endpoint this way: KEY is the
+// chain's constant and a numgen draw (`numgen random mod 1 offset C . numgen random mod
+// N`), and the endpoints are elements of a table-wide map rather than chains. nft 1.0.6
+// lists it as `dnat ip to KEY map @M`; its JSON names the map as `"data": "@M"`.
+import type { Stmt } from '../expr.js';
+import { isObj, readExpr } from '../expr-json-read.js';
+import { exprJson } from '../expr-json.js';
+import { expr, name, NOT_OURS } from '../expr-text-read.js';
+import { writeExpr } from '../expr-text.js';
+import type { StmtForms } from './forms.js';
+
+type MapDnat = Extract<Stmt, { t: 'map-dnat' }>;
+
+export const mapDnat: StmtForms<MapDnat> = {
+  text(o, s) {
+    o.str(`dnat ${s.family} addr . port to `);
+    writeExpr(o, s.key);
+    o.str(' map @');
+    o.name(s.map);
+  },
+  json: (s) => ({ dnat: { family: s.family, addr: { map: { key: exprJson(s.key), data: `@${s.map}` } } } }),
+  // Shared with dnat and numgen-dnat, whose maps are literal.
+  jsonKeys: ['dnat'],
+  fromJson(body) {
+    if (!isObj(body) || (body.family !== 'ip' && body.family !== 'ip6') || !isObj(body.addr) || !isObj(body.addr.map)) return null;
+    if (Object.keys(body).length !== 2 || Object.keys(body.addr).length !== 1) return null;
+    const { key, data } = body.addr.map;
+    const k = readExpr(key ?? null);
+    if (!k || typeof data !== 'string' || !data.startsWith('@')) return null;
+    return { t: 'map-dnat', family: body.family, key: k, map: data.slice(1) };
+  },
+  textWords: ['dnat'],
+  fromText(t) {
+    t.expect('dnat');
+    const family = t.next();
+    if (family !== 'ip' && family !== 'ip6') throw NOT_OURS;
+    // kproxc's `dnat ip addr . port to`, or nft's listing `dnat ip to`.
+    if (t.peek() === 'addr') for (const w of ['addr', '.', 'port']) t.expect(w);
+    t.expect('to');
+    const key = expr(t);
+    t.expect('map');
+    const m = t.next();
+    if (!m.startsWith('@')) throw NOT_OURS;
+    return { t: 'map-dnat', family, key, map: name(m.slice(1)) };
+  },
+};
