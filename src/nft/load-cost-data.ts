@@ -12,6 +12,6 @@
 import type { LoadCostModel } from './load-cost.js';
 
 export const LOAD_COST: LoadCostModel = {
-  cpu: { chains: 0.00001038, rules: 0.00001785, elements: 0.000009955, allSets: 0.00005849, setSquares: 2.367e-8, setSquareObjects: 1.874e-12 },
-  rss: { constant: 4.438, chains: 0.001367, rules: 0.003327, elements: 0.002236 },
+  cpu: { rules: 0.00004053, elements: 0.00001095, setSquares: 1.368e-8, setSquareObjects: 1.894e-12 },
+  rss: { constant: 5.958, rules: 0.003751, elements: 0.002552 },
 };
