@@ -16,7 +16,7 @@ import type { ChunkWriter } from './io/byte-chunks.js';
 import { fullReplaceBytes } from './nft/text-writer.js';
 import { transactionJson } from './nft/json.js';
 import { StatementStore, type RuleStore, type TableContents } from './nft/ruleset.js';
-import { PrintedStore, TextStore } from './nft/text-table.js';
+import { ElementBlockTextStore, PrintedStore, TextStore } from './nft/text-table.js';
 import { countRuleset } from './nft/stats.js';
 import { layoutStats, type LayoutStats } from './nft/stats-report.js';
 
@@ -163,7 +163,8 @@ export function compileNftables(files: InputFile[], opts: NftCompileOptions): Co
     const stats = opts.stats ? () => rulesetStats(model, tableName, 'json', opts.layout ?? DEFAULT_LAYOUT, tables) : undefined;
     return { output: transactionJson(fullReplace(tables)), warnings, stats };
   }
-  const tables = compileTables(model, { tableName, layout: opts.layout }, warnings, TextStore);
+  const Store = layoutSpec(opts.layout).elementBlocks ? ElementBlockTextStore : TextStore;
+  const tables = compileTables(model, { tableName, layout: opts.layout }, warnings, Store);
   failOnWarnings(opts.strict, warnings);
   const stats = opts.stats ? () => rulesetStats(model, tableName, 'text', opts.layout ?? DEFAULT_LAYOUT) : undefined;
   return { output: fullReplaceBytes(tables), warnings, stats };

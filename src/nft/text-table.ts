@@ -10,7 +10,7 @@
 import type { Chain, NewRule, Table } from './objects.js';
 import type { BuiltTable, RuleStore, SetContents, TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
-import { tableWords, writeComment, writeElementLine, writeRuleBody } from './text.js';
+import { tableWords, writeComment, writeElementBlock, writeElementLine, writeRuleBody } from './text.js';
 import { CHAIN_BLOCK_CLOSE, RULE_INDENT, writeChainBlockOpen, writeSetInBlock } from './nested-text.js';
 import { Utf8Out } from './utf8-out.js';
 import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
@@ -144,11 +144,19 @@ export class TextStore extends LineStore implements RuleStore<TableText> {
     this.ruleChain.push(n);
   }
 
+  /** Whether each set's elements are printed as one command (ElementBlockTextStore). */
+  protected readonly elementBlocks: boolean = false;
+
   finish(t: BuiltTable): TableText {
     const { ruleOrder } = groupByChain(t.chains.length, this.ruleChain);
-    const { sets, elements } = printSets(t.sets, tableWords(t.table));
+    const { sets, elements } = printSets(t.sets, tableWords(t.table), this.elementBlocks);
     return { table: t.table, sets, chains: this.lines.items(ruleOrder), chainCount: t.chains.length, elements };
   }
+}
+
+/** A TextStore that prints each set's elements as one `add element` command (text.ts, writeElementBlock). */
+export class ElementBlockTextStore extends TextStore {
+  protected override readonly elementBlocks: boolean = true;
 }
 
 /**
@@ -172,7 +180,7 @@ export class PrintedStore extends LineStore implements RuleStore<TableContents> 
  * The sets' and their elements' lines, printed in order once the table is complete. (Into
  * a store of their own, as the rules are: the printer then only hands lines over.)
  */
-function printSets(sets: SetContents[], words: string): { sets: PrintedItems; elements: PrintedItems } {
+function printSets(sets: SetContents[], words: string, blocks: boolean): { sets: PrintedItems; elements: PrintedItems } {
   const store = new PieceStore();
   const setLines: number[] = [];
   const elementLines: number[] = [];
@@ -183,6 +191,14 @@ function printSets(sets: SetContents[], words: string): { sets: PrintedItems; el
     setLines.push(store.end());
   }
   for (const s of sets) {
+    if (blocks) {
+      if (s.elements.length === 0) continue;
+      store.begin();
+      writeElementBlock(store, words, s.set, s.elements);
+      store.byte(0x0a);
+      elementLines.push(store.end());
+      continue;
+    }
     for (const e of s.elements) {
       store.begin();
       writeElementLine(store, 'add', words, s.set, e);

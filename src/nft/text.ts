@@ -58,6 +58,12 @@ function writeKeyPart(o: TextOut, p: KeyPart): void {
 /** `{ key comment "c" : verdict }` for add; just `{ key }` for delete (nft ignores the rest). */
 export function writeElement(o: TextOut, e: Element, forAdd: boolean): void {
   o.str('{ ');
+  writeElementMember(o, e, forAdd);
+  o.str(' }');
+}
+
+/** An element inside the braces: `key comment "c" : verdict` (add) or `key` (delete). */
+function writeElementMember(o: TextOut, e: Element, forAdd: boolean): void {
   for (let i = 0; i < e.key.length; i++) {
     if (i > 0) o.str(' . ');
     writeKeyPart(o, e.key[i]);
@@ -74,7 +80,6 @@ export function writeElement(o: TextOut, e: Element, forAdd: boolean): void {
       writeKeyPart(o, p);
     });
   }
-  o.str(' }');
 }
 
 export const elementText = (e: Element, forAdd: boolean): string => printed((o) => writeElement(o, e, forAdd));
@@ -181,6 +186,25 @@ export function writeElementLine(o: TextOut, verb: 'add' | 'delete', table: stri
   o.str(s.name);
   o.str(' ');
   writeElement(o, e, verb === 'add');
+}
+
+/**
+ * All of a set's elements in one `add element` command, one element a line:
+ * `add element ip kube-proxy SET {`, `\tKEY : DATA,` ..., `}`. nft parses and sends one
+ * command instead of one per element (fast-load's text form: docs/fast-load.md).
+ */
+export function writeElementBlock(o: TextOut, table: string, s: NftSet, elements: readonly Element[]): void {
+  o.str('add element ');
+  o.str(table);
+  o.str(' ');
+  o.str(s.name);
+  o.str(' {\n');
+  for (let i = 0; i < elements.length; i++) {
+    o.str('\t');
+    writeElementMember(o, elements[i], true);
+    o.str(i < elements.length - 1 ? ',\n' : '\n');
+  }
+  o.str('}');
 }
 
 const elementLine = (verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string =>

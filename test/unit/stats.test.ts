@@ -21,11 +21,14 @@ function goldenCounts(text: string): Omit<RulesetCounts, 'setSquares' | 'setSqua
   const lines = text.split('\n');
   const n = { tables: 0, chains: 0, rules: 0, sets: 0, maps: 0, anonymousSets: 0, elements: 0 };
   let inChain = false;
+  // In an `add element` command of many elements (fast-load): one element a line.
+  let inElements = false;
   for (const line of lines) {
     if (line.startsWith('table ')) n.tables++;
     else if (line.startsWith('\tset ')) n.sets++;
     else if (line.startsWith('\tmap ')) n.maps++;
-    else if (line.startsWith('add element ')) n.elements++;
+    else if (line.startsWith('add element ')) inElements = line.endsWith(' {') ? true : (n.elements++, false);
+    else if (inElements) inElements = line === '}' ? false : (n.elements++, true);
     else if (line.startsWith('\tchain ')) [n.chains, inChain] = [n.chains + 1, true];
     else if (line === '\t}') inChain = false;
     else if (inChain && line.startsWith('\t\t') && !/^\t\t(type \S+ hook |comment ")/.test(line)) {

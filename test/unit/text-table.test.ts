@@ -9,7 +9,7 @@ import { compileTables, loadModel } from '../../src/compile.js';
 import { ruleBodyText } from '../../src/nft/text.js';
 import { fullReplaceText } from '../helpers/nested-text.js';
 import { fullReplaceBytes } from '../../src/nft/text-writer.js';
-import { PrintedStore, TextStore, type TableText } from '../../src/nft/text-table.js';
+import { ElementBlockTextStore, PrintedStore, TextStore, type TableText } from '../../src/nft/text-table.js';
 import { StatementStore, TableBuilder, statementsBuilder, type TableContents } from '../../src/nft/ruleset.js';
 import type { Table } from '../../src/nft/objects.js';
 import { printedRules } from '../../src/live/view.js';
@@ -53,6 +53,10 @@ describe('text tables', () => {
       const model = loadModel([{ name: f.file, text: f.text }], parseArgsToOptions(f.args));
       const text = printed(model.families.map((m) => compileFamily(m, { tableName: 'kube-proxy' }, [], new TextStore())));
       expect(text).toBe(fullReplaceText(compileTables(model, { tableName: 'kube-proxy' }, [], StatementStore)));
+      // fast-load's text form: each set's elements in one command.
+      const opts = { tableName: 'kube-proxy', layout: 'fast-load' as const };
+      const blocks = printed(model.families.map((m) => compileFamily(m, opts, [], new ElementBlockTextStore())));
+      expect(blocks).toBe(fullReplaceText(compileTables(model, opts, [], StatementStore), true));
     });
   }
 

@@ -8,6 +8,7 @@ import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nfta
 import { endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
 import { uniformChoice } from '../../../src/backends/nftables/fast-load/selection.js';
 import { kproxc } from '../../helpers/kproxc.js';
+import { flatElements } from '../../helpers/nested-text.js';
 
 /** Each chain's rule lines, by name, in the order printed. */
 function chains(text: string): Map<string, string[]> {
@@ -83,7 +84,8 @@ async function compile(yaml: string, layout: string, format = 'text', version = 
   const r = await kproxc(['compile', '--layout', layout, '--format', format, '--kube-proxy-version', version, '-'], yaml);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  return r.stdout;
+  // fast-load's text adds each set's elements in one command: read here one per line.
+  return layout === 'fast-load' && format === 'text' ? flatElements(r.stdout) : r.stdout;
 }
 
 describe('fast-load endpoint choice', () => {
