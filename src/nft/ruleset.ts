@@ -209,6 +209,11 @@ export class TableBuilder<R = unknown> {
     return this.chainIndex.has(name);
   }
 
+  /** Whether a set or map of that name was declared: a caller that declares the same set often asks first. */
+  hasSet(name: string): boolean {
+    return this.sets.has(name);
+  }
+
   set(s: NftSet): void {
     const existing = this.sets.get(s.name);
     if (existing) {

@@ -31,11 +31,21 @@ export function affinityConstants(setName: string): [number, number] {
   return [h.readUInt32BE(0) >>> 1, h.readUInt32BE(4) >>> 1];
 }
 
+// Each endpoint's constants are asked for by its declaration, its lookup and its update:
+// hashed once per endpoint's names (the plan keeps one EndpointNames per endpoint).
+const constantsOfNames = new WeakMap<EndpointNames, [number, number]>();
+
+function endpointConstants(ep: EndpointNames): [number, number] {
+  let c = constantsOfNames.get(ep);
+  if (!c) constantsOfNames.set(ep, (c = affinityConstants(ep.affinitySet)));
+  return c;
+}
+
 /** The parts of an endpoint's members after the client's address: its two constants. */
-const constantParts = (ep: EndpointNames): KeyPart[] => affinityConstants(ep.affinitySet).map((n) => ({ t: 'int', n }) as const);
+const constantParts = (ep: EndpointNames): KeyPart[] => endpointConstants(ep).map((n) => ({ t: 'int', n }) as const);
 
 const keyOf = (ctx: FamilyContext, ep: EndpointNames): Expr => {
-  const [a, b] = affinityConstants(ep.affinitySet);
+  const [a, b] = endpointConstants(ep);
   return concat(ctx.saddr, constant(a), constant(b));
 };
 
@@ -53,16 +63,18 @@ export const TABLE_WIDE_AFFINITY: AffinityForm = {
   endpointChains: false,
   // Declared with the first endpoint that has affinity; the same set again is no change.
   declare(b: TableBuilder, ctx: FamilyContext, _plan, ep: EndpointNames) {
-    b.set({
-      name: AFFINITY_SET,
-      kind: 'set',
-      keyType: [ctx.addrType, 'integer', 'integer'],
-      typeof: concat(ctx.saddr, { t: 'numgen', mod: 1 }, { t: 'numgen', mod: 1 }),
-      size: AFFINITY_SET_SIZE,
-      flags: ['dynamic', 'timeout'],
-      // Every element has its own; this one is never used.
-      timeoutSeconds: 10800,
-    });
+    if (!b.hasSet(AFFINITY_SET)) {
+      b.set({
+        name: AFFINITY_SET,
+        kind: 'set',
+        keyType: [ctx.addrType, 'integer', 'integer'],
+        typeof: concat(ctx.saddr, { t: 'numgen', mod: 1 }, { t: 'numgen', mod: 1 }),
+        size: AFFINITY_SET_SIZE,
+        flags: ['dynamic', 'timeout'],
+        // Every element has its own; this one is never used.
+        timeoutSeconds: 10800,
+      });
+    }
     b.manage(AFFINITY_SET, ep.affinitySet, constantParts(ep));
   },
   lookup: (ctx, ep): Stmt[] => [affinityMember(ctx, ep), goto(ep.chain)],

@@ -47,13 +47,16 @@ function claim(b: TableBuilder, map: string, c: number, chain: string): void {
 export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: string, endpoints: Endpoint[], proto: Proto): void {
   const { map, constant: c } = endpointMapSlot(chain, proto);
   claim(b, map, c, chain);
-  b.set({
-    name: map,
-    kind: 'map',
-    keyType: ['integer', 'integer'],
-    typeof: concat({ t: 'numgen', mod: 1 }, { t: 'numgen', mod: 1 }),
-    data: { types: [ctx.addrType, 'inet_service'], typeof: concat(ctx.daddr, payload(proto, 'dport')) },
-  });
+  // Declared with its first chain (the same declaration again would be no change).
+  if (!b.hasSet(map)) {
+    b.set({
+      name: map,
+      kind: 'map',
+      keyType: ['integer', 'integer'],
+      typeof: concat({ t: 'numgen', mod: 1 }, { t: 'numgen', mod: 1 }),
+      data: { types: [ctx.addrType, 'inet_service'], typeof: concat(ctx.daddr, payload(proto, 'dport')) },
+    });
+  }
   endpoints.forEach((ep, i) => {
     b.element({ set: map, key: [{ t: 'int', n: c }, { t: 'int', n: i }], data: [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }] });
   });
