@@ -12,6 +12,6 @@
 import type { LoadCostModel } from './load-cost.js';
 
 export const LOAD_COST: LoadCostModel = {
-  cpu: { rules: 0.00004053, elements: 0.00001095, setSquares: 1.368e-8, setSquareObjects: 1.894e-12 },
-  rss: { constant: 5.958, rules: 0.003751, elements: 0.002552 },
+  cpu: { rules: 0.00002806, elements: 0.000009965, allSets: 0.00001447, setSquares: 3.503e-8, setSquareObjects: 1.781e-12 },
+  rss: { constant: 4.917, chains: 0.0003967, rules: 0.003562, elements: 0.002321 },
 };
