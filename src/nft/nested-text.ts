@@ -16,9 +16,10 @@
 // the file is about 40% smaller, and nft 1.0.6 loads it faster (a fresh 10,000-Service
 // table: 43 s against 57 s with 3 endpoints each, 343 s against 418 s with 10). In a
 // block, a rule may jump to a chain defined further down. Elements stay flat lines after
-// the block, where every chain and set they name exists. Sets are sorted by name; chains
-// come in the order they are made, which follows the model's sorted Service ports, so a
-// Service's chains stand together.
+// the block, where every chain and set they name exists (in fast-load's text, each set's
+// elements one `add element` command, one element a line: text.ts, writeElementBlock).
+// Sets are sorted by name; chains come in the order they are made, which follows the
+// model's sorted Service ports, so a Service's chains stand together.
 //
 // text-writer.ts prints it from a table kept as text, through the line openers below; the
 // tests hold it to a reference printer that prints tables with their statements
