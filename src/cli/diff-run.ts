@@ -8,7 +8,7 @@ import { diffLive, type DiffResult } from '../diff/diff.js';
 import { readLiveTables, startCompactRead } from '../live/index.js';
 import { ruleText, type LiveTableView } from '../live/view.js';
 import { detectVersion, type TableShape } from '../backends/nftables/versions.js';
-import type { KubeProxyVersion } from '../model/kube-proxy-version.js';
+import { NEWEST_KUBE_PROXY, type KubeProxyVersion } from '../model/kube-proxy-version.js';
 import type { TableContents } from '../nft/ruleset.js';
 import { PrintedStore } from '../nft/text-table.js';
 import { transactionText } from '../nft/text.js';
@@ -81,7 +81,8 @@ export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promi
   }
   const filter = { tableName: o.tableName, families: model.families.map((m) => (m.family === 4 ? ('ip' as const) : ('ip6' as const))), managedSets: managedSets(o) };
   const liveViews = await readLiveTables({ path: live, pending, stdin: () => stdinText(io) }, filter);
-  compiled ??= compileDesired(model, o, liveVersion(io, liveViews));
+  // A layout whose table is the same in every release needs no release read.
+  compiled ??= compileDesired(model, o, layoutSpec(o.layout).followsRelease ? liveVersion(io, liveViews) : NEWEST_KUBE_PROXY);
   const { warnings } = compiled;
   managedSets(o, compiled.tables);
   const { tables, now, later } = transaction(model, compiled.tables, liveViews, o);

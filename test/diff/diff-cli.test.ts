@@ -20,6 +20,13 @@ describe('kproxc diff', () => {
     expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
   });
 
+  it('--layout fast-load, the same table in every release, reads no release from the live table', async () => {
+    const r = await kproxc(['diff', '--layout', 'fast-load', snap('unchanged'), '--live', live('unchanged')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).not.toBe('');
+  });
+
   it('without a release from the flag or the Node, reads it from the live table and says so', () => {
     const r = kproxcProcess(['diff', rel(snap('unchanged')), '--live', rel(live('unchanged')), '--exit-code']);
     expect(r).toMatchObject({ code: 0, stdout: '' });

@@ -71,6 +71,8 @@ export interface LayoutSpec {
   managedSets: readonly string[];
   /** Whether `--format json` makes another table than text (what nft 1.0.6's JSON cannot declare). */
   jsonFormDiffers: boolean;
+  /** Whether its table differs between kube-proxy releases (so that diff reads the live one's release). */
+  followsRelease: boolean;
   /**
    * Whether the text output adds each set's elements in one `add element` command, one
    * element a line, instead of a command per element: nft 1.0.6 then parses and keeps one
@@ -86,6 +88,7 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
     emitters: (t) => ({ fixed: emitKubeProxyFixedPart, servicePort: KUBE_PROXY_EMITTERS, forms: TABLE_FORMS[t.version] }),
     managedSets: [],
     jsonFormDiffers: false,
+    followsRelease: true,
     elementBlocks: false,
   },
   'fast-load': {
@@ -99,6 +102,7 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
         : { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
     managedSets: [AFFINITY_SET],
     jsonFormDiffers: true,
+    followsRelease: false,
     elementBlocks: true,
   },
 };
