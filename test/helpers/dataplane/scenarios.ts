@@ -32,8 +32,14 @@ const DNS = 'kube-system/kube-dns';
 const ANSWER_MS = 1500;
 /** Per attempt, when a drop is expected: every such attempt costs this much. */
 const DROP_MS = 800;
-/** A refusal (TCP reset or ICMP unreachable) arrives in well under this. */
-const REFUSED_WITHIN_MS = 500;
+/**
+ * A refusal (TCP reset or ICMP unreachable) arrives in well under a second; now and then
+ * (twice in some twenty full runs of the suites) the first SYN goes unanswered and TCP's
+ * retransmission a second later is refused. Within this bound a refusal is still told from
+ * a drop: a dropped SYN ends in a timeout (ETIMEDOUT at the probe's 2000 ms), never in
+ * ECONNREFUSED.
+ */
+const REFUSED_WITHIN_MS = 1500;
 
 /** A scenario runs against a cluster of the backend it was written for (any, by default). */
 export interface Scenario<C extends Cluster = Cluster> {
