@@ -4,10 +4,11 @@
 // N`), and the endpoints are elements of a table-wide map rather than chains. nft 1.0.6
 // lists it as `dnat ip to KEY map @M`; its JSON names the map as `"data": "@M"`.
 import type { Stmt } from '../expr.js';
-import { isObj, readExpr } from '../expr-json-read.js';
+import { readExpr } from '../expr-json-read.js';
 import { exprJson } from '../expr-json.js';
 import { expr, name, NOT_OURS } from '../expr-text-read.js';
 import { writeExpr } from '../expr-text.js';
+import { dnatMapJson, dnatMapTextHead } from './dnat-map-head.js';
 import type { StmtForms } from './forms.js';
 
 type MapDnat = Extract<Stmt, { t: 'map-dnat' }>;
@@ -23,21 +24,15 @@ export const mapDnat: StmtForms<MapDnat> = {
   // Shared with dnat and numgen-dnat, whose maps are literal.
   jsonKeys: ['dnat'],
   fromJson(body) {
-    if (!isObj(body) || (body.family !== 'ip' && body.family !== 'ip6') || !isObj(body.addr) || !isObj(body.addr.map)) return null;
-    if (Object.keys(body).length !== 2 || Object.keys(body.addr).length !== 1) return null;
-    const { key, data } = body.addr.map;
-    const k = readExpr(key ?? null);
-    if (!k || typeof data !== 'string' || !data.startsWith('@')) return null;
-    return { t: 'map-dnat', family: body.family, key: k, map: data.slice(1) };
+    const m = dnatMapJson(body);
+    const k = m && readExpr(m.map.key ?? null);
+    const data = m?.map.data;
+    if (!m || !k || typeof data !== 'string' || !data.startsWith('@')) return null;
+    return { t: 'map-dnat', family: m.family, key: k, map: data.slice(1) };
   },
   textWords: ['dnat'],
   fromText(t) {
-    t.expect('dnat');
-    const family = t.next();
-    if (family !== 'ip' && family !== 'ip6') throw NOT_OURS;
-    // kproxc's `dnat ip addr . port to`, or nft's listing `dnat ip to`.
-    if (t.peek() === 'addr') for (const w of ['addr', '.', 'port']) t.expect(w);
-    t.expect('to');
+    const family = dnatMapTextHead(t);
     const key = expr(t);
     t.expect('map');
     const m = t.next();

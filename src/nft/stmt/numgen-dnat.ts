@@ -8,6 +8,7 @@ import type { Stmt } from '../expr.js';
 import { isObj, type Obj } from '../expr-json-read.js';
 import type { Json } from '../expr-json.js';
 import { number, NOT_OURS, type Tokens } from '../expr-text-read.js';
+import { dnatMapJson, dnatMapTextHead } from './dnat-map-head.js';
 import type { StmtForms } from './forms.js';
 
 type NumgenDnat = Extract<Stmt, { t: 'numgen-dnat' }>;
@@ -51,18 +52,13 @@ export const numgenDnat: StmtForms<NumgenDnat> = {
   // Shared with dnat, whose address is a string rather than a map.
   jsonKeys: ['dnat'],
   fromJson(body) {
-    if (!isObj(body) || (body.family !== 'ip' && body.family !== 'ip6') || !isObj(body.addr) || !isObj(body.addr.map)) return null;
-    if (Object.keys(body).length !== 2 || Object.keys(body.addr).length !== 1) return null;
-    return readMap(body.addr.map, body.family === 'ip6' ? 6 : 4);
+    const m = dnatMapJson(body);
+    return m && readMap(m.map, m.family === 'ip6' ? 6 : 4);
   },
   textWords: ['dnat'],
   fromText(t) {
-    t.expect('dnat');
-    const fam = t.next();
-    if (fam !== 'ip' && fam !== 'ip6') throw NOT_OURS;
-    // kube-proxy's `dnat ip addr . port to`, or nft's listing `dnat ip to`.
-    if (t.peek() === 'addr') for (const w of ['addr', '.', 'port']) t.expect(w);
-    for (const w of ['to', 'numgen', 'random', 'mod']) t.expect(w);
+    const fam = dnatMapTextHead(t);
+    for (const w of ['numgen', 'random', 'mod']) t.expect(w);
     const mod = number(t.next());
     t.expect('map');
     return { t: 'numgen-dnat', mod, targets: targetsText(t, fam === 'ip6' ? 6 : 4) };
