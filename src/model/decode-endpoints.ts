@@ -67,8 +67,8 @@ function endpointPorts(r: Reporter, raw: unknown, path: FieldPath, nameRequired:
     const name = p.name === undefined || p.name === null ? '' : typeof p.name === 'string' ? p.name : r.text([...path, i, 'name'], p.name) ?? '';
     if (name !== '') {
       const problem = dnsLabelProblem(name);
-      if (problem) r.report([...path, i, 'name'], problem);
-      else if (names.has(name)) r.report([...path, i, 'name'], `duplicate port name ${JSON.stringify(name)}`);
+      if (problem) r.warn([...path, i, 'name'], `${problem}${COMPARED_AS_IS}`);
+      if (names.has(name)) r.report([...path, i, 'name'], `duplicate port name ${JSON.stringify(name)}`);
       names.add(name);
     } else if (nameRequired && items.length > 1) {
       // kube-proxy matches endpoint ports to Service ports by name: one unnamed port is
@@ -83,12 +83,19 @@ function endpointPorts(r: Reporter, raw: unknown, path: FieldPath, nameRequired:
   return out;
 }
 
+/**
+ * Endpoint port names, node names, zones and hints never reach a rule: kube-proxy compares
+ * them with the Service's port names and the node's name and labels, as they are. A
+ * malformed one (which the API server refuses) is a warning.
+ */
+const COMPARED_AS_IS = ' (the API server refuses it; kube-proxy compares it as it is)';
+
 function nodeName(r: Reporter, path: FieldPath, value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (isKnownNodeName(value)) return value;
   const s = r.text(path, value);
   const problem = s === null ? null : dnsSubdomainProblem(s);
-  if (problem) r.report(path, problem);
+  if (problem) r.warn(path, `${problem}${COMPARED_AS_IS}`);
   return s ?? undefined;
 }
 
@@ -113,8 +120,8 @@ function hintNames(r: Reporter, raw: unknown, path: FieldPath, rule: (s: string)
   items.forEach((h, i) => {
     const s = r.text([...path, i, 'name'], fields(h).name);
     const problem = s === null ? null : rule(s);
-    if (problem) r.report([...path, i, 'name'], problem);
-    else if (s !== null) out.push(s);
+    if (problem) r.warn([...path, i, 'name'], `${problem}${COMPARED_AS_IS}`);
+    if (s !== null) out.push(s);
   });
   return out;
 }
@@ -141,7 +148,7 @@ function sliceEndpoint(r: Reporter, e: Fields, i: number, rule: IPRule): Decoded
   if (e.zone !== undefined && e.zone !== null) {
     const zone = r.text(endpointField(i, 'zone'), e.zone);
     const problem = zone === null ? null : labelValueProblem(zone);
-    if (problem) r.report(endpointField(i, 'zone'), problem);
+    if (problem) r.warn(endpointField(i, 'zone'), `${problem}${COMPARED_AS_IS}`);
   }
   let zoneHints: string[] | undefined;
   let nodeHints: string[] | undefined;
