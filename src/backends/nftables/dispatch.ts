@@ -12,7 +12,7 @@ import type { ServicePortPlan } from './plan.js';
 export type ElementConflictHandler = (plan: ServicePortPlan, set: string, key: KeyPart[]) => void;
 
 function protoPart(plan: ServicePortPlan): KeyPart {
-  return { t: 'proto', name: plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp' };
+  return { t: 'proto', name: plan.proto };
 }
 
 export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, claims: Claims, onConflict: ElementConflictHandler): void {

@@ -30,7 +30,7 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
   const endpoints = plan.endpoints.allReachableEndpoints;
   if (ctx.forms.hairpin === 'set') emitHairpinElements(b, plan);
   if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined && affinity.endpointChains)) return;
-  const dnatToEndpoint = dnat[sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp'];
+  const dnatToEndpoint = dnat[plan.proto];
   const hairpinOf = ctx.forms.hairpin === 'endpoint-rule' ? hairpin[ctx.family] : undefined;
   const names = plan.endpointNames(endpoints);
   for (let i = 0; i < endpoints.length; i++) {
@@ -51,7 +51,7 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
  * endpoint that serves several Service ports on one port is one element.
  */
 function emitHairpinElements(b: TableBuilder, plan: ServicePortPlan): void {
-  const proto: KeyPart = { t: 'proto', name: plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp' };
+  const proto: KeyPart = { t: 'proto', name: plan.proto };
   for (const ep of plan.endpoints.allReachableEndpoints) {
     if (!ep.isLocal) continue;
     b.element({ set: HAIRPIN_SET, key: [{ t: 'ip', ip: ep.ip }, { t: 'ip', ip: ep.ip }, proto, { t: 'port', n: ep.port }] });

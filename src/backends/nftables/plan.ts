@@ -4,11 +4,17 @@
 import { categorizeEndpoints, externallyAccessible, usesClusterEndpoints, usesLocalEndpoints, type Categorized } from '../../model/categorize.js';
 import { allowedSources, usesFirewall, type AllowedSource } from '../../model/firewall.js';
 import { servicePortKey, servicePortNameString, type Endpoint, type FamilyModel, type ServicePort } from '../../model/types.js';
-import type { Verdict } from '../../nft/expr.js';
+import { eq, meta, type Stmt, type Verdict } from '../../nft/expr.js';
+
+export type L4Proto = 'tcp' | 'udp' | 'sctp';
 import { endpointNamer, REJECT_CHAIN, servicePortChains, type EndpointNames, type ServicePortChains } from './names.js';
 
 export interface ServicePortPlan {
   sp: ServicePort;
+  /** The protocol as nft names it. */
+  proto: L4Proto;
+  /** `meta l4proto PROTO`, which a DNAT with a port needs before it. */
+  l4protoIs: Stmt;
   chains: ServicePortChains;
   /** "ns/name:port", the comment on no-endpoint and firewall elements (cut to COMMENT_MAX). */
   nameString: string;
@@ -67,8 +73,11 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
     if (!hasExternalEndpoints) externalFilterVerdict = { kind: 'drop' };
   }
 
+  const proto = sp.id.protocol.toLowerCase() as L4Proto;
   return {
     sp,
+    proto,
+    l4protoIs: eq(meta('l4proto'), { t: 'sym', s: proto }),
     chains,
     nameString: servicePortNameString(sp.id).slice(0, COMMENT_MAX),
     endpoints,

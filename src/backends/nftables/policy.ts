@@ -2,7 +2,7 @@
 // its short-circuits, and the policy chains that pick an endpoint (affinity first, then
 // `numgen random`).
 import type { Endpoint, FamilyModel } from '../../model/types.js';
-import { eq, goto, meta, num, type Stmt } from '../../nft/expr.js';
+import { eq, goto, num, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
@@ -29,7 +29,7 @@ export function emitPolicyChains(
   // this node by a static route for the Service range and leave again to another node.
   // (From 1.36 one rule in `services` does it for every ClusterIP: fixed.ts.)
   if (plan.hasInternalEndpoints && ctx.forms.clusterIPMasquerade === 'per-service') {
-    const proto = sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
+    const proto = plan.proto;
     const match: Stmt[] = [eq(ctx.daddr, { t: 'ip', ip: sp.clusterIP }), eq({ t: 'payload', proto, field: 'dport' }, num(sp.port))];
     const notLocal = localMatch(ctx, m.localDetector, false);
     if (m.masqueradeAll) b.rule({ chain: plan.internalChain, stmts: [...match, ctx.markForMasquerade] });
@@ -79,8 +79,7 @@ export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan:
  * without the map.
  */
 function emitDirectDnat(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void {
-  const proto = plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
-  const l4protoIs = eq(meta('l4proto'), { t: 'sym', s: proto });
+  const { l4protoIs } = plan;
   if (endpoints.length === 1 && ctx.forms.dnat === 'numgen-map-or-direct') {
     b.rule({ chain, stmts: [l4protoIs, { t: 'dnat', ip: endpoints[0].ip, port: endpoints[0].port }] });
     return;

@@ -12,17 +12,17 @@
 import { createHash } from 'node:crypto';
 import { InternalError } from '../../../diag/diagnostic.js';
 import type { Endpoint } from '../../../model/types.js';
-import { concat, eq, meta, payload, type Expr } from '../../../nft/expr.js';
+import { concat, payload, type Expr } from '../../../nft/expr.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { FamilyContext } from '../context.js';
+import type { L4Proto, ServicePortPlan } from '../plan.js';
 
-type Proto = 'tcp' | 'udp' | 'sctp';
 
 /** How many maps per protocol: enough that rules x elements per map stays small at 50k Services. */
 export const ENDPOINT_MAP_SHARDS = 256;
 
 /** The map a policy chain's endpoints are in, and its constant. */
-export function endpointMapSlot(chain: string, proto: Proto): { map: string; constant: number } {
+export function endpointMapSlot(chain: string, proto: L4Proto): { map: string; constant: number } {
   const h = createHash('sha256').update(chain).digest();
   const shard = h.readUInt8(4) % ENDPOINT_MAP_SHARDS;
   return { map: `endpoints-${proto}-${shard.toString(16).padStart(2, '0')}`, constant: h.readUInt32BE(0) >>> 1 };
@@ -44,7 +44,8 @@ function claim(b: TableBuilder, map: string, c: number, chain: string): void {
 }
 
 /** The policy chain's DNAT rule, and its endpoints as elements of its map (declared on first use). */
-export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: string, endpoints: Endpoint[], proto: Proto): void {
+export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: string, endpoints: Endpoint[], plan: ServicePortPlan): void {
+  const { proto } = plan;
   const { map, constant: c } = endpointMapSlot(chain, proto);
   claim(b, map, c, chain);
   // Declared with its first chain (the same declaration again would be no change).
@@ -61,5 +62,5 @@ export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: stri
     b.element({ set: map, key: [{ t: 'int', n: c }, { t: 'int', n: i }], data: [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }] });
   });
   const key = concat(constant(c), { t: 'numgen', mod: endpoints.length });
-  b.rule({ chain, stmts: [eq(meta('l4proto'), { t: 'sym', s: proto }), { t: 'map-dnat', family: ctx.family, key, map }] });
+  b.rule({ chain, stmts: [plan.l4protoIs, { t: 'map-dnat', family: ctx.family, key, map }] });
 }

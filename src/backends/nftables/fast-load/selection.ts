@@ -2,7 +2,7 @@
 // rules instead of kube-proxy's `numgen random mod N vmap { ... }`. Each anonymous set
 // costs the kernel a walk of the whole load transaction; rules cost nothing of the kind.
 import type { Endpoint } from '../../../model/types.js';
-import { eq, goto, meta, num, type Stmt } from '../../../nft/expr.js';
+import { eq, goto, num, type Stmt } from '../../../nft/expr.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { AffinityForm } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
@@ -42,10 +42,9 @@ export function emitMapSelection(b: TableBuilder, ctx: FamilyContext, plan: Serv
     emitAffinityRules(b, ctx, plan, chain, endpoints, affinity);
     return;
   }
-  emitEndpointMap(b, ctx, chain, endpoints, protoOf(plan));
+  emitEndpointMap(b, ctx, chain, endpoints, plan);
 }
 
-const protoOf = (plan: ServicePortPlan) => plan.sp.id.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
 
 /**
  * Session affinity without endpoint chains. kube-proxy's endpoint chain is `update` then
@@ -60,7 +59,7 @@ const protoOf = (plan: ServicePortPlan) => plan.sp.id.protocol.toLowerCase() as 
  */
 function emitAffinityRules(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   const names = plan.endpointNames(endpoints);
-  const l4protoIs = eq(meta('l4proto'), { t: 'sym', s: protoOf(plan) });
+  const { l4protoIs } = plan;
   const work = endpoints.map((ep, i): Stmt[] => {
     affinity.declare(b, ctx, plan, names[i]);
     return [affinity.update(ctx, plan, names[i]), l4protoIs, { t: 'dnat', ip: ep.ip, port: ep.port }];
