@@ -52,25 +52,29 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
 }
 
 /**
- * fast-load's endpoint maps: a policy chain's `... offset C . numgen random mod N map @M`
- * reaches the addresses of M's elements whose key starts with C.
+ * fast-load's endpoint maps: a policy chain's `... numgen random mod N offset B map @M`
+ * reaches the addresses of M's elements B .. B+N-1.
  */
 function endpointMapTargets(view: LiveTableView, family: IPFamily): (rules: readonly string[]) => IP[] {
-  const byKey = new Map<string, IP[]>();
+  const byKey = new Map<string, IP>();
   for (const s of view.sets) {
     if (!s.set.data) continue;
     s.keys.forEach((key, i) => {
       const [value] = JSON.parse(s.valueKey(i)) as [string | null];
       const ip = value ? parseIP(value.split(' . ')[0]) : null;
-      const k = `${s.set.name} ${key.split(' . ')[0]}`;
-      if (ip && ip.family === family) byKey.set(k, [...(byKey.get(k) ?? []), ip]);
+      if (ip && ip.family === family) byKey.set(`${s.set.name} ${key}`, ip);
     });
   }
   return (rules) => {
     const out: IP[] = [];
     for (const text of rules) {
-      const m = / to numgen random mod 1 offset ([0-9]+) \. numgen random mod [0-9]+ map @(\S+)/.exec(text);
-      if (m) out.push(...(byKey.get(`${m[2]} ${m[1]}`) ?? []));
+      const m = / to numgen random mod ([0-9]+)(?: offset ([0-9]+))? map @(\S+)/.exec(text);
+      if (!m) continue;
+      const base = Number(m[2] ?? 0);
+      for (let i = 0; i < Number(m[1]); i++) {
+        const ip = byKey.get(`${m[3]} ${base + i}`);
+        if (ip) out.push(ip);
+      }
     }
     return out;
   };

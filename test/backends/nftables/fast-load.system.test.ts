@@ -206,7 +206,7 @@ describe('diff --layout', () => {
       // The endpoint is an element of the Service port's endpoint map: element operations,
       // and the one rule whose draw changes (numgen random mod 5 to mod 4).
       expect(tx).toMatch(/delete element ip kube-proxy endpoints-tcp-/);
-      expect(tx).toMatch(/numgen random mod 4 map @endpoints-tcp-/);
+      expect(tx).toMatch(/numgen random mod 4 offset \d+ map @endpoints-tcp-/);
       ns.nft(['-f', '-'], tx);
       expect(await diffAgainst(ns, changed, 'fast-load')).toBe('');
     });

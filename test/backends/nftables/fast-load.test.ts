@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/gen-snapshot.mjs';
 import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nftables/fast-load/affinity.js';
-import { endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
+import { claimRange, endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
+import { statementsBuilder } from '../../../src/nft/ruleset.js';
 import { uniformChoice } from '../../../src/backends/nftables/fast-load/selection.js';
 import { kproxc } from '../../helpers/kproxc.js';
 import { flatElements } from '../../helpers/nested-text.js';
@@ -68,15 +69,10 @@ function endpointWork(rules: string[], timeouts: Map<string, number>): string {
     .join(' ');
 }
 
-/** fast-load's endpoint-map elements: by map and constant, the values by draw. */
-function endpointMapElements(text: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const m of text.matchAll(/^add element ip6? kube-proxy (endpoints-\S+) \{ (\d+) \. (\d+) : (\S+ \. \d+) \}$/gm)) {
-    const k = `${m[1]} ${m[2]}`;
-    const list = out.get(k) ?? [];
-    list[Number(m[3])] = m[4];
-    out.set(k, list);
-  }
+/** fast-load's endpoint-map elements: by map and key, the value. */
+function endpointMapElements(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of text.matchAll(/^add element ip6? kube-proxy (endpoints-\S+) \{ (\d+) : (\S+ \. \d+) \}$/gm)) out.set(`${m[1]} ${m[2]}`, m[3]);
   return out;
 }
 
@@ -128,6 +124,8 @@ describe('compile --layout fast-load', () => {
     expect([...b.keys()]).toEqual([...a.keys()].filter((n) => !n.startsWith('endpoint-')));
     const elements = endpointMapElements(fl);
     const counts = { affinity: 0, maps: 0, firewalls: 0 };
+    const bases = new Set<string>();
+    const keysSeen: string[] = [];
     for (const [name, kpRules] of a) {
       if (name.startsWith('endpoint-')) continue;
       const flRules = b.get(name)!;
@@ -153,9 +151,14 @@ describe('compile --layout fast-load', () => {
         counts.maps++;
         const [, proto, family, n, entries] = dnatMap;
         const slot = endpointMapSlot(name, proto as 'tcp');
-        expect(flRules).toEqual([`meta l4proto ${proto} dnat ${family ?? ''}addr . port to numgen random mod 1 offset ${slot.constant} . numgen random mod ${n} map @${slot.map}`]);
-        // The entry set: draw i (of N, each 1/N) finds kube-proxy's element i, nothing else.
-        expect(elements.get(`${slot.map} ${slot.constant}`)).toEqual(entries.split(' , ').map((e) => e.replace(/^\d+ : /, '')));
+        const rule = new RegExp(`^meta l4proto ${proto} dnat ${family ?? ''}addr \\. port to numgen random mod ${n} offset (\\d+) map @${slot.map}$`).exec(flRules.join('\n'));
+        expect(rule, flRules.join('\n')).not.toBeNull();
+        const base = Number(rule![1]);
+        bases.add(base === slot.bases(0) ? 'first' : 'probed');
+        // The entry set: draw i (of N, each 1/N) finds kube-proxy's element i at B + i.
+        const want = entries.split(' , ').map((e) => e.replace(/^\d+ : /, ''));
+        expect(want.map((_, i) => elements.get(`${slot.map} ${base + i}`))).toEqual(want);
+        want.forEach((_, i) => keysSeen.push(`${slot.map} ${base + i}`));
       } else if (name.startsWith('firewall-') && name !== 'firewall-check') {
         counts.firewalls++;
         const m = /^ip saddr != (?:\{ (.*) \}|(\S+)) drop$/.exec(kpRules[0]);
@@ -170,7 +173,9 @@ describe('compile --layout fast-load', () => {
     expect(counts.maps).toBeGreaterThan(150);
     expect(counts.firewalls).toBe(20);
     // Every element of an endpoint map belongs to one policy chain's rule (checked above).
-    expect([...elements.values()].reduce((n, l) => n + l.length, 0)).toBe(fl.split('\n').filter((l) => / kube-proxy endpoints-/.test(l) && l.startsWith('add element')).length);
+    expect(new Set(keysSeen).size).toBe(keysSeen.length);
+    expect(keysSeen.length).toBe(elements.size);
+    expect(bases).toContain('first');
     // No anonymous set is left in a Service's chains.
     for (const [name, rules] of b) {
       if (name !== 'cluster-ips-check') for (const r of rules) expect(r.replace(/update @affinity \{ [^}]* \}/g, '')).not.toContain('{ ');
@@ -194,5 +199,42 @@ describe('compile --layout fast-load', () => {
     const r = await kproxc(['compile', '--backend', 'ovs', '--layout', 'fast-load', '-'], yaml);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--layout does not apply to --backend ovs');
+  });
+});
+
+describe('endpoint map key ranges', () => {
+  const builder = () => statementsBuilder({ family: 'ip', name: 'kube-proxy' });
+  // Candidate bases by probe number, as a chain's hashes would give them.
+  const candidates = (...bs: number[]) => (probe: number) => bs[Math.min(probe, bs.length - 1)];
+
+  it('gives a chain its first base when its range meets no other, in any map', () => {
+    const b = builder();
+    expect(claimRange(b, 'm1', 'a', 10, candidates(100))).toBe(100);
+    expect(claimRange(b, 'm1', 'b', 5, candidates(110))).toBe(110);
+    expect(claimRange(b, 'm2', 'c', 10, candidates(100))).toBe(100);
+  });
+
+  it('moves the later chain to its next base when the ranges overlap, however little', () => {
+    const b = builder();
+    expect(claimRange(b, 'm', 'a', 10, candidates(100))).toBe(100);
+    expect(claimRange(b, 'm', 'b', 3, candidates(109, 500))).toBe(500);
+    expect(claimRange(b, 'm', 'c', 10, candidates(91, 502, 700))).toBe(700);
+    expect(claimRange(b, 'm', 'd', 1, candidates(99, 110))).toBe(99);
+    expect(claimRange(b, 'm', 'e', 10, candidates(501, 710))).toBe(710);
+  });
+
+  it('stops with an internal error for a chain twice in a map, or with no free range', () => {
+    const b = builder();
+    claimRange(b, 'm', 'a', 10, candidates(100));
+    expect(() => claimRange(b, 'm', 'a', 10, candidates(100))).toThrow(/twice/);
+    expect(() => claimRange(b, 'm', 'z', 10, candidates(95))).toThrow(/no free key range/);
+  });
+
+  it('derives the first base from the chain name alone, below 2^31, and other bases from probes', () => {
+    const s = endpointMapSlot('service-ABCDEFGH-ns/svc/tcp/http', 'tcp');
+    expect(s.bases(0)).toBe(endpointMapSlot('service-ABCDEFGH-ns/svc/tcp/http', 'udp').bases(0));
+    const all = Array.from({ length: 8 }, (_, i) => s.bases(i));
+    expect(new Set(all).size).toBe(8);
+    for (const x of all) expect(x).toBeLessThan(2 ** 31);
   });
 });
