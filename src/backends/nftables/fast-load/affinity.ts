@@ -4,7 +4,7 @@
 // per-endpoint set; each element carries its Service port's timeout. The same lookups in
 // the same order, the same updates on the same paths: element for element the state of
 // kube-proxy's sets.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { concat, goto, setref, type Expr, type Stmt } from '../../../nft/expr.js';
 import type { KeyPart } from '../../../nft/objects.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
@@ -27,7 +27,7 @@ const constant = (c: number): Expr => ({ t: 'numgen', mod: 1, offset: c });
 
 /** The two constants that stand for an endpoint's kube-proxy affinity set: 62 bits of its name's SHA-256. */
 export function affinityConstants(setName: string): [number, number] {
-  const h = createHash('sha256').update(setName).digest();
+  const h = hash('sha256', setName, 'buffer');
   return [h.readUInt32BE(0) >>> 1, h.readUInt32BE(4) >>> 1];
 }
 

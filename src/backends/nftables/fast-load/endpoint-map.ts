@@ -11,7 +11,7 @@
 // protocol divide it by 256 (docs/fast-load.md, "Endpoint maps"). One map per protocol
 // because a key or value typed by `th dport` fails later transactions ("conflicting
 // protocols specified").
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { InternalError } from '../../../diag/diagnostic.js';
 import type { Endpoint } from '../../../model/types.js';
 import { concat, payload } from '../../../nft/expr.js';
@@ -31,10 +31,10 @@ const MAX_PROBES = 64;
  * would overlap an earlier one's.
  */
 export function endpointMapSlot(chain: string, proto: L4Proto): { map: string; bases: (probe: number) => number } {
-  const h = createHash('sha256').update(chain).digest();
+  const h = hash('sha256', chain, 'buffer');
   const shard = h.readUInt8(4) % ENDPOINT_MAP_SHARDS;
   const bases = (probe: number): number =>
-    (probe === 0 ? h : createHash('sha256').update(`${chain}\0${probe}`).digest()).readUInt32BE(0) >>> 1;
+    (probe === 0 ? h : hash('sha256', `${chain}\0${probe}`, 'buffer')).readUInt32BE(0) >>> 1;
   return { map: `endpoints-${proto}-${shard.toString(16).padStart(2, '0')}`, bases };
 }
 
