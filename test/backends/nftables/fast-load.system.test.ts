@@ -197,6 +197,51 @@ describe('diff --layout', () => {
     });
   });
 
+  /**
+   * The table as kproxc wrote it when an endpoint map's key had two fields, the chain's
+   * constant and the draw (`C . i`), made from today's by rewriting its endpoint maps.
+   */
+  function twoFieldKeys(text: string): string {
+    return text
+      .replace(/typeof numgen random mod 1 : /g, 'typeof numgen random mod 1 . numgen random mod 1 : ')
+      .replace(/to numgen random mod (\d+) offset (\d+) map @/g, 'to numgen random mod 1 offset $2 . numgen random mod $1 map @')
+      .replace(/^add element (ip6? kube-proxy endpoints-\S+) \{\n((?:\t.*\n)*?)\}/gm, (_, set: string, body: string) => {
+        // Each chain's keys run B, B+1, ...: they become B . 0, B . 1, ...
+        let base = -1;
+        let last = -2;
+        const lines = body.split('\n').filter(Boolean).map((line) => {
+          const m = /^\t(\d+) : (.*)$/.exec(line)!;
+          const k = Number(m[1]);
+          if (k !== last + 1) base = k;
+          last = k;
+          return `\t${base} . ${k - base} : ${m[2]}`;
+        });
+        return `add element ${set} {\n${lines.join('\n')}\n}`;
+      });
+  }
+
+  it('moves a table of two-field endpoint-map keys to one-field keys in one transaction, and converges', async () => {
+    const now = await compiled(labFile, 'fast-load');
+    const before = twoFieldKeys(now);
+    expect(before).not.toBe(now);
+    expect(before).toMatch(/^\t\d+ \. 1 : /m);
+    await withNetns('fl', async (ns) => {
+      ns.nft(['-f', '-'], before);
+      const tx = await diffAgainst(ns, base, 'fast-load');
+      // Each map is made again with its new key (a set's type cannot change in place), its
+      // chains flushed first; nothing else of the table moves.
+      expect(tx).toMatch(/^delete map ip kube-proxy endpoints-tcp-/m);
+      expect(tx).not.toMatch(/(delete|flush) table/);
+      ns.nft(['-f', '-'], tx);
+      expect(await diffAgainst(ns, base, 'fast-load')).toBe('');
+      const fresh = await withNetns('fl', async (other) => {
+        other.nft(['-f', '-'], now);
+        return canonicalListing(other.nft(['-j', 'list', 'ruleset']));
+      });
+      expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset']))).toEqual(fresh);
+    });
+  });
+
   it('keeps a one-endpoint change within fast-load to a few lines', async () => {
     await withNetns('fl', async (ns) => {
       ns.nft(['-f', '-'], await compiled(labFile, 'fast-load'));
