@@ -6,6 +6,7 @@
 // from the snapshot before the change, as a node that loaded it lists it.
 import { describe, expect, it } from 'vitest';
 import { compileFamily } from '../../src/backends/nftables/index.js';
+import type { Layout } from '../../src/backends/nftables/layout.js';
 import { StatementStore } from '../../src/nft/ruleset.js';
 import { compileOvsDumpForm } from '../../src/backends/ovs/index.js';
 import { commandText, conntrackDeletes, dnatTargets, NFT_SCRIPT } from '../../src/conntrack/nft.js';
@@ -37,11 +38,11 @@ function v6(sp: ServicePort, e: Endpoint[]): FamilyModel {
 }
 
 /** The commands that moving a node from `before` (null: no table loaded) to `after` asks for. */
-function commands(before: FamilyModel | null, after: FamilyModel): string[] {
-  const live = before ? [contentsView(compileFamily(before, { tableName: 'kube-proxy' }, [], new StatementStore()))] : [];
+function commands(before: FamilyModel | null, after: FamilyModel, layout: Layout = 'kube-proxy'): string[] {
+  const table = (m: FamilyModel) => contentsView(compileFamily(m, { tableName: 'kube-proxy', layout }, [], new StatementStore()));
+  const live = before ? [table(before)] : [];
   const snapshot = conntrackSnapshot({ families: [after] });
-  const wanted = [contentsView(compileFamily(after, { tableName: 'kube-proxy' }, [], new StatementStore()))];
-  return conntrackDeletes(snapshot, live, wanted).map(commandText);
+  return conntrackDeletes(snapshot, live, [table(after)]).map(commandText);
 }
 
 /**
@@ -177,6 +178,27 @@ describe("kube-proxy's rule, case by case", () => {
     const moved = eps(A, B).map((e) => (e.ip.bytes[3] === 2 ? { ...e, port: 5353, key: `${B}:5353` } : e));
     expect(commands(familyModel(dns(), eps(A, B)), familyModel(dns(), moved))).toEqual([]);
   });
+});
+
+describe('the fast-load layout: the endpoints its maps hold are read from their key ranges', () => {
+  const np = dns({ nodePort: 30053, externalIPs: [ip('192.168.99.22')], loadBalancerVIPs: [ip('5.6.7.8')] });
+  const six = dns({ family: 6, clusterIP: ip('fd00:30::10'), nodePort: 30053 });
+  const cases: [string, FamilyModel | null, FamilyModel][] = [
+    ['one endpoint of three removed', familyModel(np, eps(A, B, C)), familyModel(np, eps(A, C))],
+    ['the first endpoint removed (every key after it moves)', familyModel(np, eps(A, B, C)), familyModel(np, eps(B, C))],
+    ['all but one removed', familyModel(np, eps(A, B, C)), familyModel(np, eps(C))],
+    ['from no endpoints to some', familyModel(np, []), familyModel(np, eps(A))],
+    ['no table before', null, familyModel(np, eps(A, B))],
+    ['with session affinity (no map: the rules DNAT)', familyModel(dns({ affinityTimeout: 300 }), eps(A, B)), familyModel(dns({ affinityTimeout: 300 }), eps(A))],
+    ['IPv6', v6(six, eps('fd00:10:180::1', 'fd00:10:180::2')), v6(six, eps('fd00:10:180::2'))],
+  ];
+  for (const [name, before, after] of cases) {
+    it(`${name}: the same commands as from kube-proxy's layout`, () => {
+      const kp = commands(before, after);
+      expect(kp.length).toBeGreaterThan(0);
+      expect(commands(before, after, 'fast-load')).toEqual(kp);
+    });
+  }
 });
 
 describe('the script', () => {
