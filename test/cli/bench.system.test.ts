@@ -156,6 +156,12 @@ describe('npm run bench, the two layouts', () => {
       expect(ruleset('kube-proxy')).toBe(fs.readFileSync(path.join(dir, 'out/compile-200.yaml.nft'), 'utf8'));
       expect(ruleset('fast-load')).not.toBe(ruleset('kube-proxy'));
       expect(first.report.rows.map((x: { command: string }) => x.command)).toContain('diff (1 endpoint moved)');
+      // End to end: the compile's median and the fresh load's, added.
+      const compile = first.report.rows.find((x: { command: string; format: string }) => x.command === 'compile' && x.format === 'yaml');
+      const fresh = rows.find((x) => x.layout === 'fast-load' && x.mode === 'fresh')!;
+      const e2e = `fast-load at 200 Services, compile + load: ${(compile.wallMedian + fresh.wallMedian).toFixed(2)} s (compile ${compile.wallMedian.toFixed(2)} s + nft -f fresh ${fresh.wallMedian.toFixed(2)} s)`;
+      expect(first.report.checks).toContain(e2e);
+      expect(first.stdout).toContain(e2e);
 
       // Again, fast-load alone: nothing is loaded, the figures are the cached ones, and the
       // diff still has the kube-proxy layout's listing from the cache.
