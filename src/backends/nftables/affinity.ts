@@ -13,6 +13,11 @@ export interface AffinityForm {
    * kube-proxy's do; without, the Service chain's rules do that work themselves.
    */
   endpointChains: boolean;
+  /**
+   * Whether an endpoint chain is one rule, the update then the DNAT (fast-load: a rule
+   * fewer per endpoint), rather than kube-proxy's two.
+   */
+  oneEndpointRule: boolean;
   /** What the endpoint's affinity needs declared before its rules (a set). */
   declare(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ep: EndpointNames): void;
   /** The Service chain's rule: a client remembered for this endpoint goes to it. */
@@ -24,6 +29,7 @@ export interface AffinityForm {
 /** kube-proxy's: a set per endpoint, `affinity-<hash>-<svcport>__<endpoint>`. */
 export const PER_ENDPOINT_AFFINITY: AffinityForm = {
   endpointChains: true,
+  oneEndpointRule: false,
   declare(b, ctx, plan, ep) {
     // "dynamic" is needed because the set is updated from the packet path; without it
     // some kernels add it later and a re-add then fails as a flags change.

@@ -1,6 +1,7 @@
 // Per-endpoint chains: hairpin masquerade, affinity update (affinity.ts), DNAT; and from
-// 1.36 the hairpin set's elements, and endpoint chains only where affinity needs them (and
-// its form has them: fast-load's does their work in the Service chain's rules).
+// 1.36 the hairpin set's elements, and endpoint chains only where affinity needs them
+// (fast-load's are one rule each: the update, then the DNAT).
+import { InternalError } from '../../diag/diagnostic.js';
 import { eq, jump, meta, payload } from '../../nft/expr.js';
 import { AddressPortRule } from '../../nft/rule-template.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
@@ -39,6 +40,12 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
     b.chain({ name: chain });
     // Affinity is per client IP and Service port, whichever Service IP was used.
     if (sp.affinityTimeout !== undefined) affinity.declare(b, ctx, plan, names[i]);
+    if (sp.affinityTimeout !== undefined && affinity.oneEndpointRule) {
+      // The update and the DNAT in one rule: a NAT statement ends the chain either way.
+      if (hairpinOf) throw new InternalError(`endpoint chain ${chain}: one rule cannot hold the hairpin rule as well`);
+      b.rule({ chain, stmts: [affinity.update(ctx, plan, names[i]), plan.l4protoIs, { t: 'dnat', ip: ep.ip, port: ep.port }] });
+      continue;
+    }
     if (hairpinOf) b.templateRule(chain, hairpinOf, ep.ip, ep.port);
     if (sp.affinityTimeout !== undefined) b.rule({ chain, stmts: [affinity.update(ctx, plan, names[i])] });
     b.templateRule(chain, dnatToEndpoint, ep.ip, ep.port);

@@ -3,7 +3,7 @@
 // kind fails the compile of its rule.
 import { InternalError } from '../../diag/diagnostic.js';
 import { formatIP, ipEquals, type IP } from '../../net/ip.js';
-import type { Stmt, Verdict } from '../../nft/expr.js';
+import type { Expr, Stmt, Verdict } from '../../nft/expr.js';
 import type { Element } from '../../nft/objects.js';
 import { markHex, verdictText } from '../../nft/expr-text.js';
 import { hostPort } from '../packet.js';
@@ -68,6 +68,7 @@ const STMTS: StmtCompilers = {
     };
   },
   vmap: (st, t) => {
+    if (st.key.t === 'numgen' && st.key.mod > 1) return compileDrawVmap(st, st.key, t);
     const key = compileExpr(st.key);
     return (s, env) => {
       const d = key(s, env);
@@ -121,6 +122,21 @@ const STMTS: StmtCompilers = {
   },
   reject: () => () => ({ t: 'end', end: 'reject', action: 'reject' }),
 };
+
+/**
+ * `numgen random mod N [offset B] vmap @M`: the draw forks into one branch per value, each
+ * taking the verdict of M's element for it (fast-load's draw among a Service port's
+ * endpoint chains). A draw without an element ends the rule, as a failed lookup does.
+ */
+function compileDrawVmap(st: Extract<Stmt, { t: 'vmap' }>, draw: Extract<Expr, { t: 'numgen' }>, t: TableIndex): StmtFn {
+  const keys = Array.from({ length: draw.mod }, (_, i) => String((draw.offset ?? 0) + i));
+  return () => {
+    const verdicts = keys.map((k) => t.element(st.map, k)?.value);
+    if (verdicts.some((v) => v === undefined)) return { t: 'stop', action: `${st.map} lacks an element for a draw of numgen random mod ${draw.mod}: the rule ends there` };
+    const branches = verdicts.map((v): ForkBranch => () => ({ t: 'verdict', v: v!, action: verdictText(v!) }));
+    return { t: 'fork', branches, action: `numgen random mod ${draw.mod} picks one of ${st.map}'s ${keys.length} elements: every branch is followed` };
+  };
+}
 
 /**
  * `dnat ... to KEY . numgen random mod N map @M`: the key's other parts are read from the

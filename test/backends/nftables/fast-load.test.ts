@@ -76,6 +76,13 @@ function endpointMapElements(text: string): Map<string, string> {
   return out;
 }
 
+/** fast-load's draw-map elements: by map and key, the verdict. */
+function drawMapElements(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of text.matchAll(/^add element ip6? kube-proxy (affinity-draw-\S+) \{ (\d+) : (goto \S+) \}$/gm)) out.set(`${m[1]} ${m[2]}`, m[3]);
+  return out;
+}
+
 async function compile(yaml: string, layout: string, format = 'text', version = '1.35'): Promise<string> {
   const r = await kproxc(['compile', '--layout', layout, '--format', format, '--kube-proxy-version', version, '-'], yaml);
   expect(r.stderr).toBe('');
@@ -115,38 +122,54 @@ describe('compile --layout fast-load', () => {
     const expected = outside(kp).filter((l) => !l.startsWith('\tset affinity-'));
     const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
     expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
-    expect(outside(fl).filter((l) => !/^(\tmap |add element ip6? kube-proxy )endpoints-/.test(l))).toEqual(expected);
+    expect(outside(fl).filter((l) => !/^(\tmap |add element ip6? kube-proxy )(endpoints|affinity-draw)-/.test(l))).toEqual(expected);
     const a = chains(kp);
     const b = chains(fl);
-    // No endpoint chain: those of the Services with affinity are folded into their rules.
+    // Endpoint chains only for the Services with affinity, in kube-proxy's order.
+    const withAffinity = (n: string) => a.get(n)!.some((r) => r.startsWith('update @affinity-'));
     const endpointChains = [...a.keys()].filter((n) => n.startsWith('endpoint-'));
     expect(endpointChains.length).toBeGreaterThan(100);
-    expect([...b.keys()]).toEqual([...a.keys()].filter((n) => !n.startsWith('endpoint-')));
+    expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(50);
+    expect([...b.keys()]).toEqual([...a.keys()].filter((n) => !n.startsWith('endpoint-') || withAffinity(n)));
     const elements = endpointMapElements(fl);
+    const draws = drawMapElements(fl);
     const counts = { affinity: 0, maps: 0, firewalls: 0 };
     const bases = new Set<string>();
     const keysSeen: string[] = [];
+    let drawCount = 0;
     for (const [name, kpRules] of a) {
-      if (name.startsWith('endpoint-')) continue;
+      if (name.startsWith('endpoint-')) {
+        // An endpoint chain of a Service with affinity is its work in one rule: the update
+        // of the table-wide set (the endpoint's set's timeout on the element), then the DNAT.
+        if (withAffinity(name)) expect(b.get(name)).toEqual([endpointWork(kpRules, timeouts)]);
+        continue;
+      }
       const flRules = b.get(name)!;
       const last = kpRules[kpRules.length - 1] ?? '';
       const vmap = /^numgen random mod (\d+) vmap \{ (.*) \}$/.exec(last);
       const dnatMap = /^meta l4proto (\w+) dnat (ip6? )?addr \. port to numgen random mod (\d+) map \{ (.*) \}$/.exec(last);
       if (vmap) {
         counts.affinity++;
-        const work = (chain: string) => endpointWork(a.get(chain)!, timeouts);
-        // The lookups, in kube-proxy's order: each endpoint's set read, then its chain's work.
+        // The lookups, in kube-proxy's order: the table-wide twin of each endpoint's set, then
+        // to the same endpoint chain.
         const lookups = kpRules.slice(0, -1).map((r) => {
           const m = /^(ip6? saddr) @(affinity-\S+) goto (\S+)$/.exec(r)!;
-          return `${tableWideKey(m[2], m[1])} @affinity ${work(m[3])}`;
+          return `${tableWideKey(m[2], m[1])} @affinity goto ${m[3]}`;
         });
         expect(lookups.length).toBe(Number(vmap[1]));
         expect(flRules.slice(0, lookups.length)).toEqual(lookups);
-        // Then the draw: each of kube-proxy's endpoints, in its order, with odds 1/N.
-        const targets = vmap[2].split(' , ').map((e) => work(e.replace(/^\d+ : goto /, '')));
-        const odds = choiceOdds(flRules.slice(lookups.length));
-        expect([...odds.keys()]).toEqual(targets);
-        for (const p of odds.values()) expect(p).toBeCloseTo(1 / targets.length, 12);
+        // Then the draw: draw i of N (each 1/N) finds kube-proxy's element i, its chain.
+        const targets = vmap[2].split(' , ').map((e) => e.replace(/^\d+ : goto /, ''));
+        const drawRule = flRules.slice(lookups.length);
+        expect(drawRule).toHaveLength(1);
+        if (targets.length === 1) expect(drawRule).toEqual([`goto ${targets[0]}`]);
+        else {
+          const m = /^numgen random mod (\d+) offset (\d+) vmap @(affinity-draw-[0-9a-f]{2})$/.exec(drawRule[0]);
+          expect(m, drawRule[0]).not.toBeNull();
+          expect(Number(m![1])).toBe(targets.length);
+          expect(targets.map((_, i) => draws.get(`${m![3]} ${Number(m![2]) + i}`))).toEqual(targets.map((t) => `goto ${t}`));
+          drawCount += targets.length;
+        }
       } else if (dnatMap) {
         counts.maps++;
         const [, proto, family, n, entries] = dnatMap;
@@ -174,6 +197,9 @@ describe('compile --layout fast-load', () => {
     expect(counts.firewalls).toBe(20);
     // Every element of an endpoint map belongs to one policy chain's rule (checked above).
     expect(new Set(keysSeen).size).toBe(keysSeen.length);
+    // Every element of a draw map belongs to one Service chain's draw (checked above).
+    expect(drawCount).toBe(draws.size);
+    expect(drawCount).toBeGreaterThan(50);
     expect(keysSeen.length).toBe(elements.size);
     expect(bases).toContain('first');
     // No anonymous set is left in a Service's chains.

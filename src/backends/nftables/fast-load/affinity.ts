@@ -60,7 +60,8 @@ export const affinityMember = (ctx: FamilyContext, ep: EndpointNames): Stmt => (
  * endpoints with the same 62 bits, which would silently share their clients.
  */
 export const TABLE_WIDE_AFFINITY: AffinityForm = {
-  endpointChains: false,
+  endpointChains: true,
+  oneEndpointRule: true,
   // Declared with the first endpoint that has affinity; the same set again is no change.
   declare(b: TableBuilder, ctx: FamilyContext, _plan, ep: EndpointNames) {
     if (!b.hasSet(AFFINITY_SET)) {

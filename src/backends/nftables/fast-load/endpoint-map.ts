@@ -14,7 +14,7 @@
 import { hash } from 'node:crypto';
 import { InternalError } from '../../../diag/diagnostic.js';
 import type { Endpoint } from '../../../model/types.js';
-import { concat, payload } from '../../../nft/expr.js';
+import { concat, goto, payload, type Expr } from '../../../nft/expr.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { FamilyContext } from '../context.js';
 import type { L4Proto, ServicePortPlan } from '../plan.js';
@@ -31,12 +31,20 @@ const MAX_PROBES = 64;
  * would overlap an earlier one's.
  */
 export function endpointMapSlot(chain: string, proto: L4Proto): { map: string; bases: (probe: number) => number } {
+  return mapSlot(chain, `endpoints-${proto}`);
+}
+
+/** The shard of the maps named `prefix-XX` a chain's keys are in, and its candidate bases. */
+function mapSlot(chain: string, prefix: string): { map: string; bases: (probe: number) => number } {
   const h = hash('sha256', chain, 'buffer');
   const shard = h.readUInt8(4) % ENDPOINT_MAP_SHARDS;
   const bases = (probe: number): number =>
     (probe === 0 ? h : hash('sha256', `${chain}\0${probe}`, 'buffer')).readUInt32BE(0) >>> 1;
-  return { map: `endpoints-${proto}-${shard.toString(16).padStart(2, '0')}`, bases };
+  return { map: `${prefix}-${shard.toString(16).padStart(2, '0')}`, bases };
 }
+
+/** `numgen random mod N offset B`: B + i for each i with probability 1/N. */
+const draw = (n: number, base: number): Expr => ({ t: 'numgen', mod: n, ...(base === 0 ? {} : { offset: base }) });
 
 interface Range {
   start: number;
@@ -89,6 +97,28 @@ export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: stri
   endpoints.forEach((ep, i) => {
     b.element({ set: map, key: [{ t: 'int', n: base + i }], data: [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }] });
   });
-  const key = { t: 'numgen' as const, mod: endpoints.length, ...(base === 0 ? {} : { offset: base }) };
-  b.rule({ chain, stmts: [plan.l4protoIs, { t: 'map-dnat', family: ctx.family, key, map }] });
+  b.rule({ chain, stmts: [plan.l4protoIs, { t: 'map-dnat', family: ctx.family, key: draw(endpoints.length, base), map }] });
+}
+
+/** The table-wide verdict maps of the draws to endpoint chains (session affinity). */
+export const AFFINITY_DRAW_MAPS = 'affinity-draw';
+
+/**
+ * The draw among a Service port's endpoint chains, as kube-proxy's `numgen random mod N
+ * vmap { 0 : goto E0 , ... }` but through a table-wide verdict map: `numgen random mod N
+ * offset B vmap @affinity-draw-XX`, whose elements `B+i : goto Ei` are the chains in the
+ * same order (an anonymous map per chain would cost the kernel a walk of the transaction
+ * each). One chain: a plain goto.
+ */
+export function emitDrawMap(b: TableBuilder, chain: string, targets: string[]): void {
+  if (targets.length === 0) throw new InternalError(`chain ${chain} has no endpoint to draw`);
+  if (targets.length === 1) {
+    b.rule({ chain, stmts: [goto(targets[0])] });
+    return;
+  }
+  const { map, bases } = mapSlot(chain, AFFINITY_DRAW_MAPS);
+  const base = claimRange(b, map, chain, targets.length, bases);
+  if (!b.hasSet(map)) b.set({ name: map, kind: 'map', keyType: ['integer'], typeof: { t: 'numgen', mod: 1 } });
+  targets.forEach((target, i) => b.element({ set: map, key: [{ t: 'int', n: base + i }], value: { kind: 'goto', target } }));
+  b.rule({ chain, stmts: [{ t: 'vmap', key: draw(targets.length, base), map }] });
 }
