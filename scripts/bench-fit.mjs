@@ -174,9 +174,14 @@ async function main() {
   console.log(fit.report);
   writeJson(path.join(dir, 'fit.json'), { machine, rows, cpu: fit.cpu, rss: fit.rss });
   if (o.write) {
-    fs.writeFileSync(DATA, formatData(fit, { machine, command: `node scripts/bench-fit.mjs ${process.argv.slice(2).join(' ')}`.trim(), date: new Date().toISOString().slice(0, 10), points: pointList(rows) }));
+    fs.writeFileSync(DATA, formatData(fit, { machine, command: ['node scripts/bench-fit.mjs', ...process.argv.slice(2).map(shellWord)].join(' '), date: new Date().toISOString().slice(0, 10), points: pointList(rows) }));
     console.error(`wrote ${path.relative(ROOT, DATA)}`);
   }
+}
+
+/** An argument as a shell reads it back: quoted when empty or holding more than plain characters. */
+function shellWord(a) {
+  return /^[\w,.=\/-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

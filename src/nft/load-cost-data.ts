@@ -1,6 +1,5 @@
 // The coefficients of the load cost model (load-cost.ts), as data. Fitted by
-// `node scripts/bench-fit.mjs --sizes 200,1000,2000,5000,10000 --fast-load-sizes "" --kube-proxy-max 10000
-// --write` on 2026-12-06: fresh `nft -f` loads of the benchmark's
+// `node scripts/bench-fit.mjs --sizes 200,1000,2000,5000,10000 --fast-load-sizes '' --kube-proxy-max 10000 --write` on 2026-12-07: fresh `nft -f` loads of the benchmark's
 // mix (scripts/gen-snapshot.mjs --mixed) in both layouts, each under GNU time in a private
 // network namespace, on 2 CPUs (AMD EPYC), 24 GB, nftables v1.0.6 (Lester Gooch #5), kernel 6.18.44-fc-v1272.
 // Points: fast-load at 200x10, 2000x1, 1000x10, 2000x10, 1000x30, 5000x10, 10000x10;
@@ -13,6 +12,6 @@
 import type { LoadCostModel } from './load-cost.js';
 
 export const LOAD_COST: LoadCostModel = {
-  cpu: { chains: 0.00003023, rules: 0.00002794, elements: 0.00001453, allSets: 0.00003609, setSquares: 3.983e-8, setSquareObjects: 1.155e-12 },
-  rss: { constant: 3.959, chains: 0.002718, rules: 0.002532, elements: 0.002226 },
+  cpu: { rules: 0.00003524, elements: 0.00001427, allSets: 0.00005245, setSquares: 4.426e-8, setSquareObjects: 1.138e-12 },
+  rss: { constant: 4.569, rules: 0.003593, elements: 0.002031, allSets: 0.001532 },
 };
