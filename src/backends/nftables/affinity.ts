@@ -9,13 +9,8 @@ import type { ServicePortPlan } from './plan.js';
 
 export interface AffinityForm {
   /**
-   * Whether the endpoints of a Service port with affinity get chains (update + DNAT), as
-   * kube-proxy's do; without, the Service chain's rules do that work themselves.
-   */
-  endpointChains: boolean;
-  /**
-   * Whether an endpoint chain is one rule, the update then the DNAT (fast-load: a rule
-   * fewer per endpoint), rather than kube-proxy's two.
+   * Whether the endpoint chain of a Service port with affinity is one rule, the update then
+   * the DNAT (fast-load: a rule fewer per endpoint), rather than kube-proxy's two.
    */
   oneEndpointRule: boolean;
   /** What the endpoint's affinity needs declared before its rules (a set). */
@@ -28,7 +23,6 @@ export interface AffinityForm {
 
 /** kube-proxy's: a set per endpoint, `affinity-<hash>-<svcport>__<endpoint>`. */
 export const PER_ENDPOINT_AFFINITY: AffinityForm = {
-  endpointChains: true,
   oneEndpointRule: false,
   declare(b, ctx, plan, ep) {
     // "dynamic" is needed because the set is updated from the packet path; without it

@@ -30,7 +30,7 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
   const { sp } = plan;
   const endpoints = plan.endpoints.allReachableEndpoints;
   if (ctx.forms.hairpin === 'set') emitHairpinElements(b, plan);
-  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined && affinity.endpointChains)) return;
+  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined)) return;
   const dnatToEndpoint = dnat[plan.proto];
   const hairpinOf = ctx.forms.hairpin === 'endpoint-rule' ? hairpin[ctx.family] : undefined;
   const names = plan.endpointNames(endpoints);

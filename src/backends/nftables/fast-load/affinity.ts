@@ -53,14 +53,13 @@ const keyOf = (ctx: FamilyContext, ep: EndpointNames): Expr => {
 export const affinityMember = (ctx: FamilyContext, ep: EndpointNames): Stmt => ({ t: 'match', left: keyOf(ctx, ep), op: '==', right: setref(AFFINITY_SET) });
 
 /**
- * The table-wide affinity set, written by the Service chain's own rules (no endpoint
- * chains: selection.ts). Each endpoint a rule writes for is recorded as the owner of its
+ * The table-wide affinity set, read by the Service chain's lookups and written by each
+ * endpoint chain's one rule (endpoints.ts). Each endpoint a rule writes for is recorded as the owner of its
  * constants (TableBuilder.manage), under kube-proxy's name for its set: the diff reads
  * there which members belong to an endpoint still wanted, and the builder refuses two
  * endpoints with the same 62 bits, which would silently share their clients.
  */
 export const TABLE_WIDE_AFFINITY: AffinityForm = {
-  endpointChains: true,
   oneEndpointRule: true,
   // Declared with the first endpoint that has affinity; the same set again is no change.
   declare(b: TableBuilder, ctx: FamilyContext, _plan, ep: EndpointNames) {
