@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/gen-snapshot.mjs';
 import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nftables/fast-load/affinity.js';
-import { claimRange, endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
+import { endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
+import { claimRange } from '../../../src/backends/nftables/fast-load/key-ranges.js';
 import { statementsBuilder } from '../../../src/nft/ruleset.js';
 import { uniformChoice } from '../../../src/backends/nftables/fast-load/selection.js';
 import { kproxc } from '../../helpers/kproxc.js';

@@ -7,7 +7,8 @@ import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { AffinityForm } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import type { ServicePortPlan } from '../plan.js';
-import { emitDrawMap, emitEndpointMap } from './endpoint-map.js';
+import { emitEndpointMap } from './endpoint-map.js';
+import { claimDraw } from './key-ranges.js';
 
 /**
  * The rules that pick one of `targets` uniformly: rule k (0-based) draws a new random
@@ -46,4 +47,25 @@ export function emitMapSelection(b: TableBuilder, ctx: FamilyContext, plan: Serv
   const names = plan.endpointNames(endpoints);
   for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
   emitDrawMap(b, chain, names.map((n) => n.chain));
+}
+
+/** The table-wide verdict maps of the draws to endpoint chains (session affinity). */
+const AFFINITY_DRAW_MAPS = 'affinity-draw';
+
+/**
+ * The draw among a Service port's endpoint chains, as kube-proxy's `numgen random mod N
+ * vmap { 0 : goto E0 , ... }` but through a table-wide verdict map: `numgen random mod N
+ * offset B vmap @affinity-draw-XX`, whose elements `B+i : goto Ei` are the chains in the
+ * same order (an anonymous map per chain would cost the kernel a walk of the transaction
+ * each). One chain: a plain goto.
+ */
+function emitDrawMap(b: TableBuilder, chain: string, targets: string[]): void {
+  if (targets.length === 1) {
+    b.rule({ chain, stmts: [goto(targets[0])] });
+    return;
+  }
+  const { map, base, key } = claimDraw(b, chain, AFFINITY_DRAW_MAPS, targets.length);
+  if (!b.hasSet(map)) b.set({ name: map, kind: 'map', keyType: ['integer'], typeof: { t: 'numgen', mod: 1 } });
+  targets.forEach((target, i) => b.element({ set: map, key: [{ t: 'int', n: base + i }], value: { kind: 'goto', target } }));
+  b.rule({ chain, stmts: [{ t: 'vmap', key, map }] });
 }
