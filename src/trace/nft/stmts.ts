@@ -123,13 +123,16 @@ const STMTS: StmtCompilers = {
   reject: () => () => ({ t: 'end', end: 'reject', action: 'reject' }),
 };
 
+/** The values `numgen random mod N [offset B]` draws, B .. B+N-1, as element keys. */
+const drawKeys = (draw: Extract<Expr, { t: 'numgen' }>): string[] => Array.from({ length: draw.mod }, (_, i) => String((draw.offset ?? 0) + i));
+
 /**
  * `numgen random mod N [offset B] vmap @M`: the draw forks into one branch per value, each
  * taking the verdict of M's element for it (fast-load's draw among a Service port's
  * endpoint chains). A draw without an element ends the rule, as a failed lookup does.
  */
 function compileDrawVmap(st: Extract<Stmt, { t: 'vmap' }>, draw: Extract<Expr, { t: 'numgen' }>, t: TableIndex): StmtFn {
-  const keys = Array.from({ length: draw.mod }, (_, i) => String((draw.offset ?? 0) + i));
+  const keys = drawKeys(draw);
   return () => {
     const verdicts = keys.map((k) => t.element(st.map, k)?.value);
     if (verdicts.some((v) => v === undefined)) return { t: 'stop', action: `${st.map} lacks an element for a draw of numgen random mod ${draw.mod}: the rule ends there` };
@@ -149,7 +152,7 @@ function compileMapDnat(st: Extract<Stmt, { t: 'map-dnat' }>, t: TableIndex): St
   const last = parts[parts.length - 1];
   const draw = last.t === 'numgen' && last.mod > 1 ? last : undefined;
   const fixed = (draw ? parts.slice(0, -1) : parts).map(compileExpr);
-  const values = draw ? Array.from({ length: draw.mod }, (_, i) => String((draw.offset ?? 0) + i)) : [''];
+  const values = draw ? drawKeys(draw) : [''];
   return (s, env) => {
     const ds = fixed.map((f) => f(s, env));
     if (ds.some((d) => d === null)) return { t: 'stop' };
