@@ -18,6 +18,7 @@ import {
   type Rule,
   type Table,
   makeChain,
+  isUint32,
   makeElement,
   makeRule,
   makeSet,
@@ -167,6 +168,20 @@ export interface RuleStore<R> {
   finish(t: BuiltTable): R;
 }
 
+/** A set as the builder holds it: its elements by elementSortKey, its key ranges (elementRange), the owners of its members. */
+interface SetEntry {
+  set: NftSet;
+  elements: Map<string, Element>;
+  ranges?: KeyRange[];
+  owners?: Map<string, string>;
+}
+
+/** Elements base, base+1, ... of an integer-keyed data map, the i-th with data[i]. */
+interface KeyRange {
+  base: number;
+  data: KeyPart[][];
+}
+
 /**
  * The one table builder: the checks and bookkeeping every table needs, whatever its store
  * keeps of the rules. Chains are numbered in the order they are made; a rule is kept
@@ -177,7 +192,7 @@ export class TableBuilder<R = unknown> {
   private readonly chainIndex = new NameIndex();
   private readonly chainList: Chain[] = [];
   /** Each set with its elements by elementSortKey, and the owners of its members when it is managed. */
-  private readonly sets = new Map<string, { set: NftSet; elements: Map<string, Element>; owners?: Map<string, string> }>();
+  private readonly sets = new Map<string, SetEntry>();
   readonly conflicts: ElementConflict[] = [];
   /** References to objects not made yet, checked at the end: (referrer, where, kind, name) in a row. */
   private readonly pending: string[] = [];
@@ -321,11 +336,28 @@ export class TableBuilder<R = unknown> {
     return true;
   }
 
+  /**
+   * Adds the elements `base : data[0]`, `base+1 : data[1]`, ... of a data map keyed by one
+   * integer, whose caller has made sure no other element of the map has those keys (the
+   * key ranges of fast-load's maps, claimed in key-ranges.ts). They are kept as one block:
+   * at a hundred thousand elements, a key string and a map entry each were a tenth of a
+   * compile. finish() checks the ranges apart all the same.
+   */
+  elementRange(set: string, base: number, data: KeyPart[][]): void {
+    const s = this.sets.get(set);
+    if (!s) throw new InternalError(`elements added to missing set ${set}`);
+    if (s.set.kind !== 'map' || !s.set.data || s.set.keyType.length !== 1 || s.set.keyType[0] !== 'integer') {
+      throw new InternalError(`key range added to ${set}, which is not a data map keyed by one integer`);
+    }
+    if (data.length === 0) return;
+    if (!isUint32(base) || !isUint32(base + data.length - 1)) throw new InternalError(`key range ${base} + ${data.length} of ${set} out of 32 bits`);
+    (s.ranges ??= []).push({ base, data });
+  }
+
   private sortedSets(): SetContents[] {
-    return inNameOrder([...this.sets.values()], (s) => s.set.name).map(({ set, elements, owners }) => {
-      const keys = [...elements.keys()].sort();
-      const contents: SetContents = { set, elements: keys.map((k) => elements.get(k)!) };
-      if (owners) contents.managed = { owners };
+    return inNameOrder([...this.sets.values()], (s) => s.set.name).map((s) => {
+      const contents: SetContents = { set: s.set, elements: sortedElements(s) };
+      if (s.owners) contents.managed = { owners: s.owners };
       return contents;
     });
   }
@@ -337,6 +369,27 @@ export class TableBuilder<R = unknown> {
       if (!exists) throw new InternalError(`${p[i]} ${p[i + 1]} refers to missing ${p[i + 2]} ${p[i + 3]}`);
     }
   }
+}
+
+/** A set's elements in key order: its key ranges (alone, ordered by base) or all by sort key. */
+function sortedElements(s: SetEntry): Element[] {
+  const name = s.set.name;
+  const ranges = s.ranges;
+  if (ranges && s.elements.size === 0) {
+    // An integer's sort key is its four bytes high first, so key order is numeric order.
+    ranges.sort((a, b) => a.base - b.base);
+    const out: Element[] = [];
+    let end = 0;
+    for (const { base, data } of ranges) {
+      if (base < end) throw new InternalError(`key ranges of ${name} overlap at ${base}`);
+      for (let i = 0; i < data.length; i++) out.push({ set: name, key: [{ t: 'int', n: base + i }], data: data[i] });
+      end = base + data.length;
+    }
+    return out;
+  }
+  if (ranges) throw new InternalError(`${name} holds key ranges and single elements`);
+  const keys = [...s.elements.keys()].sort();
+  return keys.map((k) => s.elements.get(k)!);
 }
 
 /** Two data-map values (or none) alike. */

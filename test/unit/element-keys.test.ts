@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { fcParams } from '../helpers/fc-runs.js';
 import type { IP } from '../../src/net/ip.js';
 import type { KeyPart } from '../../src/nft/objects.js';
-import { compareKeys, elementSortKey, keyString } from '../../src/nft/ruleset.js';
+import { compareKeys, elementSortKey, keyString, statementsBuilder } from '../../src/nft/ruleset.js';
 
 const ip4 = fc.uint8Array({ minLength: 4, maxLength: 4 }).map((bytes): IP => ({ family: 4, bytes }));
 const ip6 = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((bytes): IP => ({ family: 6, bytes }));
@@ -43,5 +43,60 @@ describe('elementSortKey', () => {
     const bad = elementSortKey([{ t: 'port', n: 80.5 }]);
     expect(bad).not.toBe(elementSortKey([{ t: 'port', n: 80 }]));
     expect(elementSortKey([{ t: 'port', n: 65536 }])).not.toBe(elementSortKey([{ t: 'port', n: 0 }]));
+  });
+});
+
+describe('key ranges of a data map (TableBuilder.elementRange)', () => {
+  const DATA = ['ipv4_addr', 'inet_service'] as const;
+  const builder = () => {
+    const b = statementsBuilder({ family: 'ip', name: 't' });
+    b.set({ name: 'm', kind: 'map', keyType: ['integer'], data: { types: [...DATA] } });
+    return b;
+  };
+  const datum = (i: number): KeyPart[] => [
+    { t: 'ip', ip: { family: 4, bytes: Uint8Array.of(10, 0, i >> 8, i & 255) } },
+    { t: 'port', n: 1000 + i },
+  ];
+  const elementsOf = (b: ReturnType<typeof builder>) => b.finish().sets.find((s) => s.set.name === 'm')!.elements;
+  // Ranges apart: each a length and a gap before it, from a random start.
+  const rangesArb = fc.record({
+    start: fc.integer({ min: 0, max: 0xffff0000 }),
+    parts: fc.array(fc.record({ gap: fc.integer({ min: 0, max: 70_000 }), n: fc.integer({ min: 1, max: 12 }) }), { maxLength: 8 }),
+  });
+
+  it('gives the elements one by one would give, in key order, whatever the order of the ranges', () => {
+    fc.assert(
+      fc.property(rangesArb, fc.func(fc.integer()), ({ start, parts }, order) => {
+        let at = start;
+        const ranges = parts.map(({ gap, n }) => {
+          const base = at + gap;
+          at = base + n;
+          return { base, data: Array.from({ length: n }, (_, i) => datum(base + i)) };
+        });
+        fc.pre(at <= 0xffffffff);
+        const shuffled = [...ranges].sort((x, y) => order(x.base) - order(y.base) || x.base - y.base);
+        const byRange = builder();
+        for (const r of shuffled) byRange.elementRange('m', r.base, r.data);
+        const oneByOne = builder();
+        for (const r of shuffled) r.data.forEach((d, i) => oneByOne.element({ set: 'm', key: [{ t: 'int', n: r.base + i }], data: d }));
+        expect(elementsOf(byRange)).toEqual(elementsOf(oneByOne));
+      }),
+      fcParams(500),
+    );
+  });
+
+  it('refuses ranges that overlap, ranges beside single elements, and sets not keyed by one integer', () => {
+    const overlap = builder();
+    overlap.elementRange('m', 100, [datum(1), datum(2)]);
+    overlap.elementRange('m', 101, [datum(3)]);
+    expect(() => overlap.finish()).toThrow(/overlap at 101/);
+    const mixed = builder();
+    mixed.elementRange('m', 100, [datum(1)]);
+    mixed.element({ set: 'm', key: [{ t: 'int', n: 7 }], data: datum(2) });
+    expect(() => mixed.finish()).toThrow(/key ranges and single elements/);
+    const b = builder();
+    b.set({ name: 's', kind: 'set', keyType: ['integer'] });
+    expect(() => b.elementRange('s', 0, [datum(1)])).toThrow(/not a data map/);
+    expect(() => builder().elementRange('m', 0xffffffff, [datum(1), datum(2)])).toThrow(/out of 32 bits/);
   });
 });

@@ -250,6 +250,15 @@ describe('endpoint map key ranges', () => {
     expect(claimRange(b, 'm', 'e', 10, candidates(501, 710))).toBe(710);
   });
 
+  it('finds a clash across the blocks a range spans, for ranges long and short', () => {
+    const b = builder();
+    expect(claimRange(b, 'm', 'a', 10, candidates(65_530))).toBe(65_530);
+    expect(claimRange(b, 'm', 'b', 1, candidates(65_539, 70_000))).toBe(70_000);
+    expect(claimRange(b, 'm', 'c', 200_000, candidates(0, 1_000_000))).toBe(1_000_000);
+    expect(claimRange(b, 'm', 'd', 1, candidates(1_150_000, 1_200_000))).toBe(1_200_000);
+    expect(claimRange(b, 'm', 'e', 1, candidates(65_529))).toBe(65_529);
+  });
+
   it('stops with an internal error for a chain twice in a map, or with no free range', () => {
     const b = builder();
     claimRange(b, 'm', 'a', 10, candidates(100));

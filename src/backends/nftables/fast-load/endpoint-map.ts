@@ -39,8 +39,13 @@ export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: stri
       data: { types: [ctx.addrType, 'inet_service'], typeof: concat(ctx.daddr, payload(proto, 'dport')) },
     });
   }
-  endpoints.forEach((ep, i) => {
-    b.element({ set: map, key: [{ t: 'int', n: base + i }], data: [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }] });
-  });
+  b.elementRange(
+    map,
+    base,
+    endpoints.map((ep) => [
+      { t: 'ip', ip: ep.ip },
+      { t: 'port', n: ep.port },
+    ]),
+  );
   b.rule({ chain, stmts: [plan.l4protoIs, { t: 'map-dnat', family: ctx.family, key, map }] });
 }
