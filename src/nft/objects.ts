@@ -87,6 +87,15 @@ export interface Element {
 }
 
 /**
+ * Elements `base : data[0]`, `base+1 : data[1]`, ... of a data map keyed by one integer
+ * (TableBuilder.elementRange): kept and printed without an Element each.
+ */
+export interface KeyRange {
+  base: number;
+  data: KeyPart[][];
+}
+
+/**
  * What a rule holds: its statements; or only their nft text, for a rule whose statements
  * were not kept (the diff compares and prints the rules of a large table by their text);
  * or, for a live rule with statements kproxc never writes (a hand-made change such as a

@@ -13,6 +13,7 @@ import {
   type Chain,
   type Element,
   type KeyPart,
+  type KeyRange,
   type NftSet,
   type NewRule,
   type Rule,
@@ -27,6 +28,11 @@ import {
 export interface SetContents {
   set: NftSet;
   elements: Element[]; // sorted by key
+  /**
+   * A data map filled only by key ranges (elementRange): its ranges in key order. Its
+   * elements are then made on first use; the text writer prints the ranges.
+   */
+  keyRanges?: readonly KeyRange[];
   /** Set when the table's own rules write the set's members (see ManagedMembers). */
   managed?: ManagedMembers;
 }
@@ -174,12 +180,6 @@ interface SetEntry {
   elements: Map<string, Element>;
   ranges?: KeyRange[];
   owners?: Map<string, string>;
-}
-
-/** Elements base, base+1, ... of an integer-keyed data map, the i-th with data[i]. */
-interface KeyRange {
-  base: number;
-  data: KeyPart[][];
 }
 
 /**
@@ -356,7 +356,10 @@ export class TableBuilder<R = unknown> {
 
   private sortedSets(): SetContents[] {
     return inNameOrder([...this.sets.values()], (s) => s.set.name).map((s) => {
-      const contents: SetContents = { set: s.set, elements: sortedElements(s) };
+      if (s.ranges && s.elements.size === 0 && !s.owners) return new RangeSetContents(s.set, sortedRanges(s.set.name, s.ranges));
+      if (s.ranges) throw new InternalError(`${s.set.name} holds key ranges and single elements`);
+      const keys = [...s.elements.keys()].sort();
+      const contents: SetContents = { set: s.set, elements: keys.map((k) => s.elements.get(k)!) };
       if (s.owners) contents.managed = { owners: s.owners };
       return contents;
     });
@@ -371,25 +374,37 @@ export class TableBuilder<R = unknown> {
   }
 }
 
-/** A set's elements in key order: its key ranges (alone, ordered by base) or all by sort key. */
-function sortedElements(s: SetEntry): Element[] {
-  const name = s.set.name;
-  const ranges = s.ranges;
-  if (ranges && s.elements.size === 0) {
-    // An integer's sort key is its four bytes high first, so key order is numeric order.
-    ranges.sort((a, b) => a.base - b.base);
-    const out: Element[] = [];
-    let end = 0;
-    for (const { base, data } of ranges) {
-      if (base < end) throw new InternalError(`key ranges of ${name} overlap at ${base}`);
-      for (let i = 0; i < data.length; i++) out.push({ set: name, key: [{ t: 'int', n: base + i }], data: data[i] });
-      end = base + data.length;
-    }
-    return out;
+/** Key ranges in key order (an integer's sort key is its four bytes high first: numeric order), checked apart. */
+function sortedRanges(name: string, ranges: KeyRange[]): KeyRange[] {
+  ranges.sort((a, b) => a.base - b.base);
+  let end = 0;
+  for (const { base, data } of ranges) {
+    if (base < end) throw new InternalError(`key ranges of ${name} overlap at ${base}`);
+    end = base + data.length;
   }
-  if (ranges) throw new InternalError(`${name} holds key ranges and single elements`);
-  const keys = [...s.elements.keys()].sort();
-  return keys.map((k) => s.elements.get(k)!);
+  return ranges;
+}
+
+/**
+ * A data map filled by key ranges. Its elements are made when something asks for them
+ * (JSON, the tracer, the diff); the text writer prints the ranges, so a text compile
+ * makes none of the hundred thousands of objects they would be at 50k Services.
+ */
+class RangeSetContents implements SetContents {
+  private made?: Element[];
+
+  constructor(
+    readonly set: NftSet,
+    readonly keyRanges: readonly KeyRange[],
+  ) {}
+
+  get elements(): Element[] {
+    if (!this.made) {
+      const name = this.set.name;
+      this.made = this.keyRanges.flatMap(({ base, data }) => data.map((d, i): Element => ({ set: name, key: [{ t: 'int', n: base + i }], data: d })));
+    }
+    return this.made;
+  }
 }
 
 /** Two data-map values (or none) alike. */

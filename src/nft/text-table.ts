@@ -10,7 +10,7 @@
 import type { Chain, NewRule, Table } from './objects.js';
 import type { BuiltTable, RuleStore, SetContents, TableContents } from './ruleset.js';
 import { PrintedLines, printedChain } from './printed-chains.js';
-import { tableWords, writeComment, writeElementBlock, writeElementLine, writeRuleBody } from './text.js';
+import { tableWords, writeComment, writeElementBlock, writeElementLine, writeRangeBlock, writeRuleBody } from './text.js';
 import { CHAIN_BLOCK_CLOSE, RULE_INDENT, writeChainBlockOpen, writeSetInBlock } from './nested-text.js';
 import { Utf8Out } from './utf8-out.js';
 import { ADDRESS, PORT, rulePieces, type AddressPortRule, type RulePieces } from './rule-template.js';
@@ -192,9 +192,10 @@ function printSets(sets: SetContents[], words: string, blocks: boolean): { sets:
   }
   for (const s of sets) {
     if (blocks) {
-      if (s.elements.length === 0) continue;
+      if (!s.keyRanges && s.elements.length === 0) continue;
       store.begin();
-      writeElementBlock(store, words, s.set, s.elements);
+      if (s.keyRanges) writeRangeBlock(store, words, s.set, s.keyRanges);
+      else writeElementBlock(store, words, s.set, s.elements);
       store.byte(0x0a);
       elementLines.push(store.end());
       continue;

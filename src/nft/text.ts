@@ -5,7 +5,7 @@
 import { InternalError } from '../diag/diagnostic.js';
 import type { Stmt } from './expr.js';
 import { printed, writeExpr, writeVerdict, type TextOut } from './expr-text.js';
-import type { BaseChainSpec, Chain, Element, KeyPart, NftSet, Rule, Table } from './objects.js';
+import type { BaseChainSpec, Chain, Element, KeyPart, KeyRange, NftSet, Rule, Table } from './objects.js';
 import { formsOf } from './stmt/index.js';
 import type { Op, TableRef, Transaction } from './transaction.js';
 
@@ -73,12 +73,15 @@ function writeElementMember(o: TextOut, e: Element, forAdd: boolean): void {
     o.str(' : ');
     writeVerdict(o, e.value);
   }
-  if (forAdd && e.data) {
-    o.str(' : ');
-    e.data.forEach((p, i) => {
-      if (i > 0) o.str(' . ');
-      writeKeyPart(o, p);
-    });
+  if (forAdd && e.data) writeData(o, e.data);
+}
+
+/** A data map element's value: ` : A . P`. */
+function writeData(o: TextOut, data: KeyPart[]): void {
+  o.str(' : ');
+  for (let i = 0; i < data.length; i++) {
+    if (i > 0) o.str(' . ');
+    writeKeyPart(o, data[i]);
   }
 }
 
@@ -194,15 +197,37 @@ export function writeElementLine(o: TextOut, verb: 'add' | 'delete', table: stri
  * command instead of one per element (fast-load's text form: docs/fast-load.md).
  */
 export function writeElementBlock(o: TextOut, table: string, s: NftSet, elements: readonly Element[]): void {
+  writeBlock(o, table, s, elements.length, (i) => writeElementMember(o, elements[i], true));
+}
+
+/** writeElementBlock's text for a data map's key ranges, made from the ranges themselves. */
+export function writeRangeBlock(o: TextOut, table: string, s: NftSet, ranges: readonly KeyRange[]): void {
+  let count = 0;
+  for (const r of ranges) count += r.data.length;
+  let range = 0;
+  let offset = 0;
+  writeBlock(o, table, s, count, () => {
+    const { base, data } = ranges[range];
+    o.num(base + offset);
+    writeData(o, data[offset]);
+    if (++offset === data.length) {
+      range++;
+      offset = 0;
+    }
+  });
+}
+
+/** `add element TABLE SET {`, then `count` members (written in order by `member`) a line each, then `}`. */
+function writeBlock(o: TextOut, table: string, s: NftSet, count: number, member: (i: number) => void): void {
   o.str('add element ');
   o.str(table);
   o.str(' ');
   o.str(s.name);
   o.str(' {\n');
-  for (let i = 0; i < elements.length; i++) {
+  for (let i = 0; i < count; i++) {
     o.str('\t');
-    writeElementMember(o, elements[i], true);
-    o.str(i < elements.length - 1 ? ',\n' : '\n');
+    member(i);
+    o.str(i < count - 1 ? ',\n' : '\n');
   }
   o.str('}');
 }

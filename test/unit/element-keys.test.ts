@@ -6,6 +6,9 @@ import { fcParams } from '../helpers/fc-runs.js';
 import type { IP } from '../../src/net/ip.js';
 import type { KeyPart } from '../../src/nft/objects.js';
 import { compareKeys, elementSortKey, keyString, statementsBuilder } from '../../src/nft/ruleset.js';
+import { concat, payload } from '../../src/nft/expr.js';
+import { printed } from '../../src/nft/expr-text.js';
+import { writeElementBlock, writeRangeBlock } from '../../src/nft/text.js';
 
 const ip4 = fc.uint8Array({ minLength: 4, maxLength: 4 }).map((bytes): IP => ({ family: 4, bytes }));
 const ip6 = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((bytes): IP => ({ family: 6, bytes }));
@@ -47,17 +50,18 @@ describe('elementSortKey', () => {
 });
 
 describe('key ranges of a data map (TableBuilder.elementRange)', () => {
-  const DATA = ['ipv4_addr', 'inet_service'] as const;
   const builder = () => {
     const b = statementsBuilder({ family: 'ip', name: 't' });
-    b.set({ name: 'm', kind: 'map', keyType: ['integer'], data: { types: [...DATA] } });
+    const typeOf = concat(payload('ip', 'daddr'), payload('tcp', 'dport'));
+    b.set({ name: 'm', kind: 'map', keyType: ['integer'], typeof: { t: 'numgen', mod: 1 }, data: { types: ['ipv4_addr', 'inet_service'], typeof: typeOf } });
     return b;
   };
   const datum = (i: number): KeyPart[] => [
     { t: 'ip', ip: { family: 4, bytes: Uint8Array.of(10, 0, i >> 8, i & 255) } },
     { t: 'port', n: 1000 + i },
   ];
-  const elementsOf = (b: ReturnType<typeof builder>) => b.finish().sets.find((s) => s.set.name === 'm')!.elements;
+  const mapOf = (b: ReturnType<typeof builder>) => b.finish().sets.find((s) => s.set.name === 'm')!;
+  const elementsOf = (b: ReturnType<typeof builder>) => mapOf(b).elements;
   // Ranges apart: each a length and a gap before it, from a random start.
   const rangesArb = fc.record({
     start: fc.integer({ min: 0, max: 0xffff0000 }),
@@ -79,7 +83,13 @@ describe('key ranges of a data map (TableBuilder.elementRange)', () => {
         for (const r of shuffled) byRange.elementRange('m', r.base, r.data);
         const oneByOne = builder();
         for (const r of shuffled) r.data.forEach((d, i) => oneByOne.element({ set: 'm', key: [{ t: 'int', n: r.base + i }], data: d }));
-        expect(elementsOf(byRange)).toEqual(elementsOf(oneByOne));
+        const ranged = mapOf(byRange);
+        const single = elementsOf(oneByOne);
+        expect(ranged.elements).toEqual(single);
+        if (ranges.length === 0) return;
+        // The text writer prints the ranges as it would print the elements.
+        const text = printed((o) => writeRangeBlock(o, 'ip t', ranged.set, ranged.keyRanges!));
+        expect(text).toBe(printed((o) => writeElementBlock(o, 'ip t', ranged.set, single)));
       }),
       fcParams(500),
     );
