@@ -64,11 +64,13 @@ describe('npm run bench', () => {
       const commands = report.rows.map((x: { format: string; command: string }) => `${x.format} ${x.command}`);
       expect(commands).toEqual([
         'yaml compile',
+        'yaml compile --layout fast-load',
         'yaml compile --backend ovs',
         'yaml ovs diff (1 endpoint moved)',
         'yaml ovs diff (1 Service removed)',
         'yaml diff (1 endpoint moved)',
         'json compile',
+        'json compile --layout fast-load',
         'json compile --backend ovs',
         'json ovs diff (1 endpoint moved)',
         'json ovs diff (1 Service removed)',
@@ -156,8 +158,9 @@ describe('npm run bench, the two layouts', () => {
       expect(ruleset('kube-proxy')).toBe(fs.readFileSync(path.join(dir, 'out/compile-200.yaml.nft'), 'utf8'));
       expect(ruleset('fast-load')).not.toBe(ruleset('kube-proxy'));
       expect(first.report.rows.map((x: { command: string }) => x.command)).toContain('diff (1 endpoint moved)');
-      // End to end: the compile's median and the fresh load's, added.
-      const compile = first.report.rows.find((x: { command: string; format: string }) => x.command === 'compile' && x.format === 'yaml');
+      // End to end: fast-load's compile's median and the fresh load's, added.
+      const compile = first.report.rows.find((x: { command: string; format: string }) => x.command === 'compile --layout fast-load' && x.format === 'yaml');
+      expect(fs.readFileSync(path.join(dir, 'out/compile-200.yaml.fast-load.nft'), 'utf8')).toBe(ruleset('fast-load'));
       const fresh = rows.find((x) => x.layout === 'fast-load' && x.mode === 'fresh')!;
       const e2e = `fast-load at 200 Services, compile + load: ${(compile.wallMedian + fresh.wallMedian).toFixed(2)} s (compile ${compile.wallMedian.toFixed(2)} s + nft -f fresh ${fresh.wallMedian.toFixed(2)} s)`;
       expect(first.report.checks).toContain(e2e);
