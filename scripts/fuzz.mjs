@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // npm run fuzz [-- --runs N --seed S --no-nft]: mutated snapshots (scripts/fuzz/) through the
-// built CLI in-process (every fourth also with --backend ovs, which must agree on exit 0 or 2). Every run must exit 0 with a ruleset that touches only our tables
+// built CLI in-process (every fourth also with --backend ovs, which must agree on exit 0 or
+// 2; the others compiled to kube-proxy 1.37's, 1.36's and 1.35's tables and fast-load's in
+// turn). Every run must exit 0 with a ruleset that touches only our tables
 // (and loads into real nft, in a private network namespace), or exit 2 with nothing on
 // standard output and positioned diagnostics. Prints counts, and each failure with its
 // input (also written to a temporary directory). Exits 1 when anything failed.
@@ -26,11 +28,15 @@ const BATCH = 50; // clusters generated per fast-check sample
 const PER_CLUSTER = 4; // mutations of each cluster (generating one costs more than compiling it)
 const LOAD_BATCH = 50; // rulesets per nft transaction
 
-async function compile(text, backend = 'nftables') {
+// The tables an input is compiled to, one after another across runs: the default layout
+// (kube-proxy 1.37's table), the older releases' tables, and fast-load. Each must load.
+const TABLE_FORMS = [[], ['--kube-proxy-version', '1.36'], ['--kube-proxy-version', '1.35'], ['--layout', 'fast-load']];
+
+async function compile(text, backend = 'nftables', form = []) {
   let stdout = '';
   let stderr = '';
   try {
-    const code = await run(['compile', '-', '--backend', backend], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => Buffer.from(text) });
+    const code = await run(['compile', '-', '--backend', backend, ...form], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => Buffer.from(text) });
     return { code, stdout, stderr };
   } catch (e) {
     return { code: -1, stdout, stderr, threw: String(e?.stack ?? e) };
@@ -73,6 +79,7 @@ function fail(problem, text, where) {
 const ns = USE_NFT ? netns() : null;
 let pending = []; // { text, stdout, where }
 const seenOutputs = new Set();
+let formTurn = 0;
 
 function flushLoads() {
   if (!ns || pending.length === 0) return;
@@ -96,7 +103,12 @@ for (let batch = 0; counts.runs < RUNS; batch++) {
   const cases = samples.flatMap(([objects, format, ms], i) => ms.map((m, j) => ({ objects, format, m, where: `seed ${SEED + batch}, sample ${i}.${j}, ${format}, ${m.op}` })));
   for (const { objects, format, m, where } of cases.slice(0, RUNS - counts.runs)) {
     const text = mutate(objects, format, m);
-    const r = await compile(text);
+    // Every fourth input also goes through the OVS backend (and is not loaded): the others
+    // take the table forms in turn.
+    const viaOvs = (counts.runs + 1) % 4 === 0;
+    const form = viaOvs ? [] : TABLE_FORMS[formTurn++ % TABLE_FORMS.length];
+    const r = await compile(text, 'nftables', form);
+    const label = form.length ? `${where}, ${form.join(' ')}` : where;
     counts.runs++;
     byOp[m.op] ??= { runs: 0, exit0: 0 };
     byOp[m.op].runs++;
@@ -105,9 +117,9 @@ for (let batch = 0; counts.runs < RUNS; batch++) {
       byOp[m.op].exit0++;
     } else if (r.code === 2) counts.exit2++;
     const problem = judge(text, r);
-    if (problem) fail(problem, text, where);
-    // Every fourth input also through the OVS backend: the same input checks, its own writer.
-    if (counts.runs % 4 === 0) {
+    if (problem) fail(problem, text, label);
+    // The OVS backend: the same input checks, its own writer.
+    if (viaOvs) {
       const o = await compile(text, 'ovs');
       counts.ovs++;
       const ovsProblem = judge(text, o, 'ovs') ?? (o.code !== r.code ? `exit ${o.code} with --backend ovs, ${r.code} with nftables` : null);
@@ -117,7 +129,7 @@ for (let batch = 0; counts.runs < RUNS; batch++) {
       const h = createHash('sha256').update(r.stdout).digest('hex');
       if (!seenOutputs.has(h)) {
         seenOutputs.add(h);
-        pending.push({ text, stdout: r.stdout, where });
+        pending.push({ text, stdout: r.stdout, where: label });
         if (pending.length >= LOAD_BATCH) flushLoads();
       }
     }

@@ -1,8 +1,9 @@
 // Property-based tests (fast-check) on the real kernel: random valid clusters always
 // compile, deterministically whatever the order of their objects, to rulesets that load
-// into nft; random mutations of them into bad and hostile input never crash, never print
-// a partial ruleset, and end in exit 2 with positioned diagnostics, or (when the mutation
-// leaves the snapshot valid) in a ruleset that loads. `npm run fuzz` runs the same
+// into nft (kube-proxy 1.37's, 1.36's and 1.35's tables and fast-load's); random
+// mutations of them into bad and hostile input never crash, never print a partial
+// ruleset, and end in exit 2 with positioned diagnostics, or (when the mutation leaves the
+// snapshot valid) in a ruleset that loads. `npm run fuzz` runs the same
 // mutations 100,000 times. Run counts follow FC_RUNS (test/helpers/fc-runs.ts); FC_SEED=n
 // replays a run.
 import fc from 'fast-check';
@@ -15,6 +16,7 @@ import { kproxc } from '../helpers/kproxc.js';
 import { canonicalListing, withNetns, type Netns } from '../helpers/netns.js';
 
 const VALID = fcParams(25);
+const OTHER_TABLES = [['--kube-proxy-version', '1.36'], ['--kube-proxy-version', '1.35'], ['--layout', 'fast-load']];
 const MUTATIONS = fcParams(300);
 
 function load(ns: Netns, ruleset: string): void {
@@ -22,7 +24,7 @@ function load(ns: Netns, ruleset: string): void {
 }
 
 describe('random valid clusters', () => {
-  it('compile, deterministically in any order, to rulesets that load into nft (twice, to the same state)', async () => {
+  it('compile, deterministically in any order, to rulesets that load into nft (twice, to the same state), in every table form', async () => {
     await withNetns('inp', async (ns) => {
       await fc.assert(
         fc.asyncProperty(clusterArb, formatArb, fc.infiniteStream(fc.nat()), async (objects: unknown[], format: string, order) => {
@@ -44,6 +46,13 @@ describe('random valid clusters', () => {
           const first = canonicalListing(ns.nft(['-j', 'list', 'ruleset']));
           load(ns, r.stdout);
           expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset']))).toEqual(first);
+          // The older releases' tables and fast-load's load too, each over the last.
+          for (const form of OTHER_TABLES) {
+            const other = await kproxc(['compile', '-', ...form], text);
+            expect(judge(text, other), form.join(' ')).toBeNull();
+            expect(other.code, form.join(' ')).toBe(0);
+            load(ns, other.stdout);
+          }
           ns.nft(['flush', 'ruleset']);
         }),
         VALID,
