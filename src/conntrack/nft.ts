@@ -53,7 +53,7 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
 
 /**
  * fast-load's endpoint maps: a policy chain's `... numgen random mod N offset B map @M`
- * reaches the addresses of M's elements B .. B+N-1.
+ * (or `@M:P`) reaches the addresses of M's elements B .. B+N-1.
  */
 function endpointMapTargets(view: LiveTableView, family: IPFamily): (rules: readonly string[]) => IP[] {
   const byKey = new Map<string, IP>();
@@ -68,7 +68,8 @@ function endpointMapTargets(view: LiveTableView, family: IPFamily): (rules: read
   return (rules) => {
     const out: IP[] = [];
     for (const text of rules) {
-      const m = / to numgen random mod ([0-9]+)(?: offset ([0-9]+))? map @(\S+)/.exec(text);
+      // `... map @M` (address and port) or `... map @M:P` (address; the port is the rule's).
+      const m = / to numgen random mod ([0-9]+)(?: offset ([0-9]+))? map @([^\s:]+)/.exec(text);
       if (!m) continue;
       const base = Number(m[2] ?? 0);
       for (let i = 0; i < Number(m[1]); i++) {

@@ -50,6 +50,12 @@ export type Stmt =
    * data map holds for KEY (fast-load: a constant per policy chain and a numgen draw).
    */
   | { t: 'map-dnat'; family: Family; key: Expr; map: string }
+  /**
+   * `dnat to KEY map @M:P`: destination NAT to the address a named map holds for KEY, and
+   * the port P (fast-load: a policy chain whose endpoints share one port, so that its map
+   * holds an address per element, not an address and a port).
+   */
+  | { t: 'map-addr-dnat'; key: Expr; map: string; port: number }
   | { t: 'update'; set: string; key: Expr; timeoutSeconds?: number }
   | { t: 'reject' };
 

@@ -17,6 +17,7 @@ export function forEachReference(s: Stmt, chain: (name: string) => void, set: (n
       return;
     case 'vmap':
     case 'map-dnat':
+    case 'map-addr-dnat':
       exprSetRefs(s.key, set);
       set(s.map);
       return;

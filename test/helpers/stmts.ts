@@ -121,6 +121,19 @@ export const stmtArbs: { [K in Stmt['t']]: fc.Arbitrary<StmtOf<K>> } = {
       nameArb,
     )
     .map(([family, key, map]): StmtOf<'map-dnat'> => ({ t: 'map-dnat', family, key, map })),
+  // fast-load's form for endpoints on one port: a draw as the key, or any key.
+  'map-addr-dnat': fc
+    .tuple(
+      fc.oneof(
+        fc
+          .tuple(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 0, max: 0x7fffffff }))
+          .map(([mod, offset]): StmtOf<'map-addr-dnat'>['key'] => ({ t: 'numgen', mod, offset })),
+        exprArb,
+      ),
+      nameArb,
+      fc.integer({ min: 0, max: 65535 }),
+    )
+    .map(([key, map, port]): StmtOf<'map-addr-dnat'> => ({ t: 'map-addr-dnat', key, map, port })),
   update: fc
     .tuple(nameArb, exprArb, fc.option(fc.integer({ min: 1, max: 86400 }), { nil: undefined }))
     .map(([set, key, timeoutSeconds]): StmtOf<'update'> => (timeoutSeconds === undefined ? { t: 'update', set, key } : { t: 'update', set, key, timeoutSeconds })),

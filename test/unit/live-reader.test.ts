@@ -161,13 +161,13 @@ describe('refusing what kproxc does not write', () => {
     const text = withItems((items) => {
       items.push({ flowtable: { family: 'ip', table: 'kube-proxy', name: 'ft', handle: 99, hook: 'ingress', prio: 0, dev: 'lo' } });
       items.find((x) => x.set?.name === 'cluster-ips')!.set.flags = ['constant'];
-      items.find((x) => x.map?.name === 'service-ips')!.map.map = 'ipv4_addr';
+      items.find((x) => x.map?.name === 'service-ips')!.map.map = 'inet_proto';
       items.find((x) => x.chain?.name === 'services')!.chain.dev = 'eth0';
       items.find((x) => x.chain?.name === 'nat-output')!.chain.type = 'route';
     });
     expect(problems(text).map((p) => p.replace(/^live\.json:1:\d+: /, ''))).toEqual([
       'set cluster-ips: flags: set flags ["constant"] are not ones kproxc writes; kproxc cannot diff a table holding this (replace it with `kproxc compile`)',
-      'map service-ips: map: map data type "ipv4_addr" is not one kproxc writes; kproxc cannot diff a table holding this (replace it with `kproxc compile`)',
+      'map service-ips: map: map data type "inet_proto" is not one kproxc writes; kproxc cannot diff a table holding this (replace it with `kproxc compile`)',
       'chain nat-output: type: chain type "route" is not one kproxc writes; kproxc cannot diff a table holding this (replace it with `kproxc compile`)',
       'chain services: unexpected key "dev"; kproxc cannot diff a table holding this (replace it with `kproxc compile`)',
       'flowtable ft: a flowtable in table ip kube-proxy is not something kproxc writes; kproxc cannot diff a table holding this (replace it with `kproxc compile`)',

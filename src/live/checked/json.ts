@@ -124,14 +124,17 @@ export function readSet(kind: 'set' | 'map', o: Obj): NftSet {
 }
 
 /**
- * A data map's value types, `"ipv4_addr . inet_service"` (fast-load's endpoint maps): what
- * its `typeof` declares them by is of no matter to the diff, which compares the types.
+ * A data map's value types, `"ipv4_addr"` or `"ipv4_addr . inet_service"` (fast-load's
+ * endpoint maps: addresses, or addresses and ports): what its `typeof` declares them by is
+ * of no matter to the diff, which compares the types.
  */
 function readDataTypes(j: Json): NftSet['data'] {
-  if (j !== 'ipv4_addr . inet_service' && j !== 'ipv6_addr . inet_service') return undefined;
-  const v6 = j.startsWith('ipv6');
-  const typeOf = concat(payload(v6 ? 'ip6' : 'ip', 'daddr'), payload('tcp', 'dport'));
-  return { types: [v6 ? 'ipv6_addr' : 'ipv4_addr', 'inet_service'], typeof: typeOf };
+  const v6 = j === 'ipv6_addr' || j === 'ipv6_addr . inet_service';
+  if (!v6 && j !== 'ipv4_addr' && j !== 'ipv4_addr . inet_service') return undefined;
+  const addr = payload(v6 ? 'ip6' : 'ip', 'daddr');
+  const addrType = v6 ? 'ipv6_addr' : 'ipv4_addr';
+  if (j === addrType) return { types: [addrType], typeof: addr };
+  return { types: [addrType, 'inet_service'], typeof: concat(addr, payload('tcp', 'dport')) };
 }
 
 function readKeyPart(j: Json, type: DataType): KeyPart | null {

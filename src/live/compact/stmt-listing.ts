@@ -113,6 +113,16 @@ export const STMT_LISTING: { [K in Stmt['t']]: ListingReader } = {
     const map = r.hole(NAME);
     return map !== null && r.lit('"}}}}') ? [`dnat ${v6 ? 'ip6' : 'ip'} addr . port to `, ...key, ' map @', { hole: map, as: 'raw' }] : null;
   },
+  'map-addr-dnat'(r) {
+    // {"addr": {"map": {"key": KEY, "data": "@M"}}, "port": P}
+    if (!r.lit('{"addr": {"map": {"key": ')) return null;
+    const key = r.expr();
+    if (key === null || !r.lit(', "data": "@')) return null;
+    const map = r.hole(NAME);
+    if (map === null || !r.lit('"}}, "port": ')) return null;
+    const port = r.hole(INT);
+    return port !== null && r.lit('}}') ? ['dnat to ', ...key, ' map @', { hole: map, as: 'raw' }, ':', { hole: port, as: 'raw' }] : null;
+  },
   update(r) {
     if (!r.lit('{"op": "update", "elem": ')) return null;
     // With its own timeout the key is wrapped: {"elem": {"val": KEY, "timeout": N}}.

@@ -14,6 +14,7 @@ import type { StmtForms } from './forms.js';
 import { markSet } from './mark-set.js';
 import { masquerade } from './masquerade.js';
 import { match } from './match.js';
+import { mapAddrDnat } from './map-addr-dnat.js';
 import { mapDnat } from './map-dnat.js';
 import { numgenDnat } from './numgen-dnat.js';
 import { numgenVmap } from './numgen-vmap.js';
@@ -34,6 +35,7 @@ export const STMT_FORMS: { [K in Stmt['t']]: StmtForms<Extract<Stmt, { t: K }>> 
   dnat,
   'numgen-dnat': numgenDnat,
   'map-dnat': mapDnat,
+  'map-addr-dnat': mapAddrDnat,
   update,
   reject,
 };

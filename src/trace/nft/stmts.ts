@@ -107,6 +107,7 @@ const STMTS: StmtCompilers = {
     return () => ({ t: 'fork', branches, action: `numgen random mod ${st.mod} picks one of ${st.targets.length}: every branch is followed` });
   },
   'map-dnat': (st, t) => compileMapDnat(st, t),
+  'map-addr-dnat': (st, t) => compileMapDnat(st, t),
   update: (st) => {
     const key = compileExpr(st.key);
     return (s, env) => {
@@ -145,9 +146,12 @@ function compileDrawVmap(st: Extract<Stmt, { t: 'vmap' }>, draw: Extract<Expr, {
  * `dnat ... to KEY . numgen random mod N map @M`: the key's other parts are read from the
  * packet (fast-load: constants), and the draw forks into one branch per value of the
  * numgen, each DNATed to the element it finds (a draw with no element ends the rule, as
- * a failed map lookup does in the kernel). A key without a draw is one lookup.
+ * a failed map lookup does in the kernel). A key without a draw is one lookup. The map's
+ * elements hold an address and a port, or (`dnat to KEY map @M:P`) an address, the port
+ * being the statement's.
  */
-function compileMapDnat(st: Extract<Stmt, { t: 'map-dnat' }>, t: TableIndex): StmtFn {
+function compileMapDnat(st: Extract<Stmt, { t: 'map-dnat' | 'map-addr-dnat' }>, t: TableIndex): StmtFn {
+  const fixedPort = st.t === 'map-addr-dnat' ? st.port : undefined;
   const parts = st.key.t === 'concat' ? st.key.parts : [st.key];
   const last = parts[parts.length - 1];
   const draw = last.t === 'numgen' && last.mod > 1 ? last : undefined;
@@ -161,8 +165,10 @@ function compileMapDnat(st: Extract<Stmt, { t: 'map-dnat' }>, t: TableIndex): St
     for (const v of values) {
       const key = draw ? (prefix ? `${prefix} . ${v}` : v) : prefix;
       const e = t.element(st.map, key);
-      const [ip, port] = e?.data ?? [];
-      if (ip?.t === 'ip' && port?.t === 'port') found.push({ ip: ip.ip, port: port.n, key });
+      const [ip, port, ...rest] = e?.data ?? [];
+      if (fixedPort !== undefined) {
+        if (ip?.t === 'ip' && port === undefined) found.push({ ip: ip.ip, port: fixedPort, key });
+      } else if (ip?.t === 'ip' && port?.t === 'port' && rest.length === 0) found.push({ ip: ip.ip, port: port.n, key });
     }
     if (found.length < values.length) return { t: 'stop', action: `${st.map} lacks an element for a draw of ${prefix}: the rule ends there` };
     if (found.length === 1) {

@@ -26,7 +26,7 @@ const labEndpoints = ['10.180.1.1', '10.180.1.2', '10.180.1.3', '10.180.2.1', '1
 let lab: PacketLab;
 beforeAll(async () => {
   const endpoints = [...new Set([...overallEndpoints, ...labEndpoints, ...clusters.flatMap((c) => c.endpointIPs)])];
-  lab = await PacketLab.open('fl', endpoints, [80, 8080], [80, 81, 3001, 3002, 3003, 3004]);
+  lab = await PacketLab.open('fl', endpoints, [80, 8080, 9090], [80, 81, 3001, 3002, 3003, 3004]);
 });
 afterAll(() => lab?.close());
 
@@ -58,6 +58,20 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
         expect(new Set(rows.map((r) => r.real.verdict)).size, JSON.stringify(rows.map((r) => r.real.verdict))).toBeGreaterThan(1);
       }));
   }
+
+  it('a Service port whose endpoints listen on different ports (addresses and ports in its map)', async () => {
+    const file = path.join(ROOT, 'fixtures/endpoint-ports-differ.yaml');
+    expect(await compiled(file, 'fast-load')).toMatch(/dnat ip addr \. port to numgen random mod 3 offset \d+ map @endpoints-tcp-/);
+    const cases = [
+      { name: 'from outside', src: LAB.clientExternal, dst: '172.30.0.51', port: 80 },
+      { name: 'from a pod', src: LAB.clientPod, dst: '172.30.0.51', port: 80 },
+      { name: 'NodePort', src: LAB.clientExternal, dst: LAB.nodeIPs[0], port: 30080 },
+    ];
+    const rows = await crossCheck(file, cases);
+    for (const row of rows) expect(row.real, row.packet).toEqual(row.traced);
+    // Each endpoint on its own port: 8080 for two of them, 9090 for the third.
+    expect(rows[0].real.endpoints).toEqual(['10.180.0.1:8080', '10.180.0.2:8080', '10.180.0.3:9090']);
+  });
 
   it("kube-proxy's overall ruleset with the flows of its packet tracer", async () => {
     const flows = readFlows(path.join(ROOT, 'test/trace/kube-proxy/overall.json')).cases[0].packets;
@@ -201,9 +215,46 @@ describe('diff --layout', () => {
   });
 
   /**
-   * The table as kproxc wrote it when an endpoint map's key had two fields, the chain's
-   * constant and the draw (`C . i`), made from today's by rewriting its endpoint maps.
+   * The table as kproxc wrote it when every endpoint map held addresses and ports (one set
+   * of maps per protocol) and its key had two fields, the chain's constant and the draw
+   * (`C . i`), made from today's by rewriting its endpoint maps.
    */
+  function earlierEndpointMaps(text: string): string {
+    return twoFieldKeys(addressesWithPorts(text));
+  }
+
+  /**
+   * Today's address maps (`map @endpoint-ips-XX:P`) of an `ip` table as maps of addresses and
+   * ports, one set per protocol (`map @endpoints-tcp-XX`, elements `B : A . P`).
+   */
+  function addressesWithPorts(text: string): string {
+    // Where each key of an address map moves: the protocol's map of its rule, with its port.
+    const moved = new Map<string, { map: string; port: string }>();
+    const withRules = text.replace(
+      /meta l4proto (\w+) dnat to numgen random mod (\d+) offset (\d+) map @endpoint-ips-([0-9a-f]{2}):(\d+)/g,
+      (_, proto: string, n: string, base: string, shard: string, port: string) => {
+        const map = `endpoints-${proto}-${shard}`;
+        for (let i = 0; i < Number(n); i++) moved.set(`${shard} ${Number(base) + i}`, { map, port });
+        return `meta l4proto ${proto} dnat ip addr . port to numgen random mod ${n} offset ${base} map @${map}`;
+      },
+    );
+    const elements = new Map<string, string[]>();
+    const rest = withRules
+      .replace(/^\tmap endpoint-ips-\S+ \{[^\n]*\n/gm, '')
+      .replace(/^add element ip kube-proxy endpoint-ips-([0-9a-f]{2}) \{\n((?:\t.*\n)*?)\}\n/gm, (_, shard: string, body: string) => {
+        for (const [, key, addr] of body.matchAll(/^\t(\d+) : ([^,\n]+)/gm)) {
+          const to = moved.get(`${shard} ${key}`)!;
+          elements.set(to.map, [...(elements.get(to.map) ?? []), `\t${key} : ${addr} . ${to.port}`]);
+        }
+        return '';
+      });
+    const maps = [...elements.keys()].sort();
+    const declared = maps.map((m) => `\tmap ${m} { typeof numgen random mod 1 : ip daddr . ${m.split('-')[1]} dport ; }\n`).join('');
+    const added = maps.map((m) => `add element ip kube-proxy ${m} {\n${elements.get(m)!.sort((x, y) => parseInt(x.slice(1)) - parseInt(y.slice(1))).join(',\n')}\n}\n`).join('');
+    return rest.replace(/^(table ip kube-proxy \{\n\tcomment [^\n]*\n)/m, `$1${declared}`) + added;
+  }
+
+  /** Endpoint maps keyed by one field (B + i) rewritten to two (`B . i`). */
   function twoFieldKeys(text: string): string {
     return text
       .replace(/^(\tmap endpoints-\S+ \{ typeof numgen random mod 1) : /gm, '$1 . numgen random mod 1 : ')
@@ -223,11 +274,11 @@ describe('diff --layout', () => {
       });
   }
 
-  it('moves a table of two-field endpoint-map keys to one-field keys in one transaction, and converges', async () => {
+  it('moves a table of the earlier endpoint maps (two-field keys, addresses and ports) to today\'s in one transaction, and converges', async () => {
     const now = await compiled(labFile, 'fast-load');
-    const before = twoFieldKeys(now);
-    expect(before).not.toBe(now);
-    expect(before).toMatch(/^\t\d+ \. 1 : /m);
+    const before = earlierEndpointMaps(now);
+    expect(before).not.toMatch(/endpoint-ips/);
+    expect(before).toMatch(/^\t\d+ \. 1 : 10\.[0-9.]+ \. 8080/m);
     await withNetns('fl', async (ns) => {
       ns.nft(['-f', '-'], before);
       const tx = await diffAgainst(ns, base, 'fast-load');
@@ -253,8 +304,8 @@ describe('diff --layout', () => {
       expect(lines.length, tx).toBeLessThanOrEqual(10);
       // The endpoint is an element of the Service port's endpoint map: element operations,
       // and the one rule whose draw changes (numgen random mod 5 to mod 4).
-      expect(tx).toMatch(/delete element ip kube-proxy endpoints-tcp-/);
-      expect(tx).toMatch(/numgen random mod 4 offset \d+ map @endpoints-tcp-/);
+      expect(tx).toMatch(/delete element ip kube-proxy endpoint-ips-/);
+      expect(tx).toMatch(/numgen random mod 4 offset \d+ map @endpoint-ips-[0-9a-f]{2}:8080/);
       ns.nft(['-f', '-'], tx);
       expect(await diffAgainst(ns, changed, 'fast-load')).toBe('');
     });

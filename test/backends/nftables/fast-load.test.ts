@@ -7,6 +7,7 @@ import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/ge
 import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nftables/fast-load/affinity.js';
 import { endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
 import { claimRange } from '../../../src/backends/nftables/fast-load/key-ranges.js';
+import type { Endpoint } from '../../../src/model/types.js';
 import { statementsBuilder } from '../../../src/nft/ruleset.js';
 import { uniformChoice } from '../../../src/backends/nftables/fast-load/selection.js';
 import { kproxc } from '../../helpers/kproxc.js';
@@ -73,7 +74,7 @@ function endpointWork(rules: string[], timeouts: Map<string, number>): string {
 /** fast-load's endpoint-map elements: by map and key, the value. */
 function endpointMapElements(text: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const m of text.matchAll(/^add element ip6? kube-proxy (endpoints-\S+) \{ (\d+) : (\S+ \. \d+) \}$/gm)) out.set(`${m[1]} ${m[2]}`, m[3]);
+  for (const m of text.matchAll(/^add element ip6? kube-proxy (endpoints?-\S+) \{ (\d+) : (\S+(?: \. \d+)?) \}$/gm)) out.set(`${m[1]} ${m[2]}`, m[3]);
   return out;
 }
 
@@ -123,7 +124,7 @@ describe('compile --layout fast-load', () => {
     const expected = outside(kp).filter((l) => !l.startsWith('\tset affinity-'));
     const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
     expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
-    expect(outside(fl).filter((l) => !/^(\tmap |add element ip6? kube-proxy )(endpoints|affinity-draw)-/.test(l))).toEqual(expected);
+    expect(outside(fl).filter((l) => !/^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw)-/.test(l))).toEqual(expected);
     const a = chains(kp);
     const b = chains(fl);
     // Endpoint chains only for the Services with affinity, in kube-proxy's order.
@@ -174,14 +175,22 @@ describe('compile --layout fast-load', () => {
       } else if (dnatMap) {
         counts.maps++;
         const [, proto, family, n, entries] = dnatMap;
-        const slot = endpointMapSlot(name, proto as 'tcp');
-        const rule = new RegExp(`^meta l4proto ${proto} dnat ${family ?? ''}addr \\. port to numgen random mod ${n} offset (\\d+) map @${slot.map}$`).exec(flRules.join('\n'));
+        // kube-proxy's elements, `A . P`: draw i (of N, each 1/N) finds element i.
+        const want = entries.split(' , ').map((e) => e.replace(/^\d+ : /, ''));
+        const ports = new Set(want.map((e) => e.split(' . ')[1]));
+        // Endpoints on one port: a map of addresses, the port in the rule; else addresses and ports.
+        const onePort = ports.size === 1 ? [...ports][0] : undefined;
+        const slot = endpointMapSlot(name, want.map((e) => ({ port: Number(e.split(' . ')[1]) }) as Endpoint), proto as 'tcp');
+        expect(slot.map).toMatch(onePort !== undefined ? /^endpoint-ips-[0-9a-f]{2}$/ : new RegExp(`^endpoints-${proto}-[0-9a-f]{2}$`));
+        const head = onePort !== undefined ? `dnat to` : `dnat ${family ?? ''}addr \\. port to`;
+        const tail = onePort !== undefined ? `:${onePort}` : '';
+        const rule = new RegExp(`^meta l4proto ${proto} ${head} numgen random mod ${n} offset (\\d+) map @${slot.map}${tail}$`).exec(flRules.join('\n'));
         expect(rule, flRules.join('\n')).not.toBeNull();
         const base = Number(rule![1]);
         bases.add(base === slot.bases(0) ? 'first' : 'probed');
-        // The entry set: draw i (of N, each 1/N) finds kube-proxy's element i at B + i.
-        const want = entries.split(' , ').map((e) => e.replace(/^\d+ : /, ''));
-        expect(want.map((_, i) => elements.get(`${slot.map} ${base + i}`))).toEqual(want);
+        // The entry set: draw i finds kube-proxy's element i at B + i (its address alone on one port).
+        const inMap = onePort !== undefined ? want.map((e) => e.split(' . ')[0]) : want;
+        expect(want.map((_, i) => elements.get(`${slot.map} ${base + i}`))).toEqual(inMap);
         want.forEach((_, i) => keysSeen.push(`${slot.map} ${base + i}`));
       } else if (name.startsWith('firewall-') && name !== 'firewall-check') {
         counts.firewalls++;
@@ -267,8 +276,13 @@ describe('endpoint map key ranges', () => {
   });
 
   it('derives the first base from the chain name alone, below 2^31, and other bases from probes', () => {
-    const s = endpointMapSlot('service-ABCDEFGH-ns/svc/tcp/http', 'tcp');
-    expect(s.bases(0)).toBe(endpointMapSlot('service-ABCDEFGH-ns/svc/tcp/http', 'udp').bases(0));
+    const onePort = [80, 80].map((port) => ({ port }) as Endpoint);
+    const twoPorts = [80, 81].map((port) => ({ port }) as Endpoint);
+    const s = endpointMapSlot('service-ABCDEFGH-ns/svc/tcp/http', onePort, 'tcp');
+    expect(s.bases(0)).toBe(endpointMapSlot('service-ABCDEFGH-ns/svc/tcp/http', twoPorts, 'udp').bases(0));
+    // The same shard of the address maps or of the protocol's maps of addresses and ports.
+    expect(s.map).toMatch(/^endpoint-ips-[0-9a-f]{2}$/);
+    expect(endpointMapSlot('service-ABCDEFGH-ns/svc/tcp/http', twoPorts, 'udp').map).toBe(s.map.replace('endpoint-ips', 'endpoints-udp'));
     const all = Array.from({ length: 8 }, (_, i) => s.bases(i));
     expect(new Set(all).size).toBe(8);
     for (const x of all) expect(x).toBeLessThan(2 ** 31);
