@@ -12,6 +12,6 @@
 import type { LoadCostModel } from './load-cost.js';
 
 export const LOAD_COST: LoadCostModel = {
-  cpu: { rules: 0.00003524, elements: 0.00001427, allSets: 0.00005245, setSquares: 4.426e-8, setSquareObjects: 1.138e-12 },
-  rss: { constant: 4.569, rules: 0.003593, elements: 0.002031, allSets: 0.001532 },
+  cpu: { rules: 0.0000244, elements: 0.00001297, allSets: 0.0001344, setSquares: 3.199e-8, setSquareObjects: 1.197e-12 },
+  rss: { constant: 4.404, rules: 0.003383, elements: 0.001813, allSets: 0.003545 },
 };
