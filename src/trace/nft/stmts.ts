@@ -170,13 +170,14 @@ function compileMapDnat(st: Extract<Stmt, { t: 'map-dnat' | 'map-addr-dnat' }>, 
         if (ip?.t === 'ip' && port === undefined) found.push({ ip: ip.ip, port: fixedPort, key });
       } else if (ip?.t === 'ip' && port?.t === 'port' && rest.length === 0) found.push({ ip: ip.ip, port: port.n, key });
     }
-    if (found.length < values.length) return { t: 'stop', action: `${st.map} lacks an element for a draw of ${prefix}: the rule ends there` };
+    const of = prefix ? ` for ${prefix}` : '';
+    if (found.length < values.length) return { t: 'stop', action: `${st.map} lacks an element for a draw${of}: the rule ends there` };
     if (found.length === 1) {
       const [only] = found;
       return { ...applyDnat(s, only.ip, only.port), action: `${st.map} element ${only.key} → dnat to ${hostPort(only.ip, only.port)}` };
     }
     const branches = found.map((x): ForkBranch => (b) => applyDnat(b, x.ip, x.port));
-    return { t: 'fork', branches, action: `numgen random mod ${values.length} picks one of ${st.map}'s ${found.length} elements for ${prefix}: every branch is followed` };
+    return { t: 'fork', branches, action: `numgen random mod ${values.length} picks one of ${st.map}'s ${found.length} elements${of}: every branch is followed` };
   };
 }
 
