@@ -356,8 +356,10 @@ export class TableBuilder<R = unknown> {
 
   private sortedSets(): SetContents[] {
     return inNameOrder([...this.sets.values()], (s) => s.set.name).map((s) => {
-      if (s.ranges && s.elements.size === 0 && !s.owners) return new RangeSetContents(s.set, sortedRanges(s.set.name, s.ranges));
-      if (s.ranges) throw new InternalError(`${s.set.name} holds key ranges and single elements`);
+      if (s.ranges) {
+        if (s.elements.size > 0 || s.owners) throw new InternalError(`${s.set.name} holds key ranges and single elements or managed members`);
+        return new RangeSetContents(s.set, sortedRanges(s.set.name, s.ranges));
+      }
       const keys = [...s.elements.keys()].sort();
       const contents: SetContents = { set: s.set, elements: keys.map((k) => s.elements.get(k)!) };
       if (s.owners) contents.managed = { owners: s.owners };
@@ -388,7 +390,7 @@ function sortedRanges(name: string, ranges: KeyRange[]): KeyRange[] {
 /**
  * A data map filled by key ranges. Its elements are made when something asks for them
  * (JSON, the tracer, the diff); the text writer prints the ranges, so a text compile
- * makes none of the hundred thousands of objects they would be at 50k Services.
+ * makes none of the hundreds of thousands of objects they would be at 50k Services.
  */
 class RangeSetContents implements SetContents {
   private made?: Element[];

@@ -25,7 +25,7 @@ import { claimDraw, mapSlot } from './key-ranges.js';
 
 /** The map a policy chain's endpoints are in, and its candidate bases (key-ranges.ts). */
 export function endpointMapSlot(chain: string, endpoints: readonly Endpoint[], proto: L4Proto): { map: string; bases: (probe: number) => number } {
-  return mapSlot(chain, mapsFor(endpoints, proto));
+  return mapSlot(chain, mapsFor(sharedPort(endpoints), proto));
 }
 
 /** The one port every endpoint listens on, if they share one. */
@@ -34,13 +34,14 @@ function sharedPort(endpoints: readonly Endpoint[]): number | undefined {
   return endpoints.every((ep) => ep.port === port) ? port : undefined;
 }
 
-const mapsFor = (endpoints: readonly Endpoint[], proto: L4Proto) => (sharedPort(endpoints) !== undefined ? 'endpoint-ips' : `endpoints-${proto}`);
+/** The maps of addresses, for endpoints on one port; else the protocol's maps of addresses and ports. */
+const mapsFor = (port: number | undefined, proto: L4Proto) => (port !== undefined ? 'endpoint-ips' : `endpoints-${proto}`);
 
 /** The policy chain's DNAT rule, and its endpoints as elements of its map (declared on first use). */
 export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: string, endpoints: Endpoint[], plan: ServicePortPlan): void {
   const { proto } = plan;
   const port = sharedPort(endpoints);
-  const { map, base, key } = claimDraw(b, chain, mapsFor(endpoints, proto), endpoints.length);
+  const { map, base, key } = claimDraw(b, chain, mapsFor(port, proto), endpoints.length);
   // Declared with its first chain (the same declaration again would be no change).
   if (!b.hasSet(map)) {
     b.set({
