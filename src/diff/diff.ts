@@ -11,10 +11,11 @@
 //                        when that is shorter, its stale rules deleted by handle and the
 //                        missing ones appended
 //   removeElements       elements removed
-//   removeChains         chains no longer wanted: all flushed first, then all deleted (with
-//                        two phases the deletes are held back for a second transaction, for
-//                        kernels before 6.2)
+//   emptyDoomedChains    chains no longer wanted, flushed
 //   removeSets           sets no longer wanted, now that no rule refers to them
+//   removeChains         chains no longer wanted, deleted, now that no rule and no element
+//                        of a map refers to them (with two phases the deletes are held back
+//                        for a second transaction, for kernels before 6.2)
 //   makeBaseChains       regular chains that must become base chains, after their old
 //                        selves are gone
 //   removeStaleMembers   members of a set the wanted table manages (fast-load's table-wide
@@ -106,8 +107,9 @@ class TableDiff {
     this.addElements();
     this.writeRules();
     this.removeElements();
-    this.removeChains();
+    this.emptyDoomedChains();
     this.removeSets();
+    this.removeChains();
     this.makeBaseChains();
     this.removeStaleMembers();
     return { now: this.now, later: this.later };
@@ -298,15 +300,27 @@ class TableDiff {
     }
   }
 
-  /** Chains no longer wanted: every one flushed first, then deleted in any order. */
-  private removeChains(): void {
-    const doomed = this.chains.filter((c) => c.li >= 0 && (c.fate === 'gone' || c.fate === 'recreate-late'));
-    for (const c of doomed) this.flush(c);
-    const target = this.opts.twoPhase ? this.later : this.now;
-    for (const c of doomed) target.push(this.chainOp('delete', { name: c.name }));
+  /** The live chains no longer wanted (or to be made base chains), which are deleted. */
+  private doomedChains(): ChainPair[] {
+    return this.chains.filter((c) => c.li >= 0 && (c.fate === 'gone' || c.fate === 'recreate-late'));
   }
 
-  /** Sets no longer wanted; the chains that referred to them are flushed by now. */
+  /** Chains no longer wanted, flushed: their rules refer to sets and chains no more. */
+  private emptyDoomedChains(): void {
+    for (const c of this.doomedChains()) this.flush(c);
+  }
+
+  /**
+   * Chains no longer wanted, deleted in any order, after the sets: a verdict map's elements
+   * refer to chains (fast-load's draw maps `goto` endpoint chains), and nft refuses to
+   * delete a chain that an element still names ("Device or resource busy").
+   */
+  private removeChains(): void {
+    const target = this.opts.twoPhase ? this.later : this.now;
+    for (const c of this.doomedChains()) target.push(this.chainOp('delete', { name: c.name }));
+  }
+
+  /** Sets no longer wanted; the chains whose rules referred to them are flushed by now. */
   private removeSets(): void {
     for (const s of this.sets) if (s.fate === 'gone') this.op({ verb: 'delete', t: 'set', table: this.ref, set: s.l!.set });
   }

@@ -158,10 +158,24 @@ describe('diff', () => {
     expect(diff(other, commented).now).toEqual(['add element ips { 10.0.0.2 }']);
   });
 
-  it('a stale set is deleted after the chains that used it', () => {
+  it('a stale set is deleted after the chains that used it are flushed, before they are deleted', () => {
     const withRef: Spec = { ...base, chains: { ...base.chains, chk: [[eq(payload('ip', 'daddr'), setref('ips')), drop]] } };
     const next: Spec = { ...base, sets: { aff: { timeout: 300 } } };
-    expect(diff(next, withRef).now).toEqual(['flush chain chk', 'delete chain chk', 'delete set ips']);
+    expect(diff(next, withRef).now).toEqual(['flush chain chk', 'delete set ips', 'delete chain chk']);
+  });
+
+  it('a stale verdict map goes before the stale chains its elements name (nft: "Device or resource busy")', () => {
+    // fast-load's draw map of a Service removed: its elements goto the Service's endpoint chains.
+    const next: Spec = { base: base.base, chains: { pre: [[drop]] }, sets: base.sets };
+    const { now, later } = diff(next, base);
+    expect(now.indexOf('delete map vm')).toBeGreaterThan(now.indexOf('flush chain svc'));
+    expect(now.indexOf('delete map vm')).toBeLessThan(now.indexOf('delete chain svc'));
+    expect(now.indexOf('delete map vm')).toBeLessThan(now.indexOf('delete chain ep1'));
+    expect(later).toEqual([]);
+    // With two phases the chains go in the second transaction, the map in the first.
+    const two = diff(next, base, true);
+    expect(two.now).toContain('delete map vm');
+    expect(two.later).toEqual(expect.arrayContaining(['delete chain svc', 'delete chain ep1']));
   });
 
   it('base chains: a new policy in place; a new priority by delete and recreate', () => {
