@@ -119,27 +119,35 @@ function serviceObject(s) {
   return svc;
 }
 
-function sliceObject(s) {
-  return {
+/**
+ * A Service's EndpointSlices: one for its endpoints (always, even with none), and one for
+ * the endpoints of each `portShift` (pods whose named ports have other numbers: the
+ * Service's target ports plus the shift), as a rollout that renumbers a port makes them.
+ */
+function sliceObjects(s) {
+  const shifts = [...new Set(s.endpoints.map((e) => e.portShift ?? 0))].filter((k) => k !== 0).sort((a, b) => a - b);
+  return [0, ...shifts].map((shift) => ({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { namespace: s.ns, name: `${s.name}-1`, labels: { 'kubernetes.io/service-name': s.name } },
+    metadata: { namespace: s.ns, name: shift === 0 ? `${s.name}-1` : `${s.name}-shift${shift}`, labels: { 'kubernetes.io/service-name': s.name } },
     addressType: 'IPv4',
-    endpoints: s.endpoints.map((e) => {
-      const ep = { addresses: [e.ip], nodeName: e.local ? NODE.name : (e.node ?? OTHER_NODE) };
-      if (e.terminating !== undefined || e.node !== undefined) {
-        ep.conditions = e.terminating ? { ready: false, serving: true, terminating: true } : { ready: true, serving: true, terminating: false };
-      }
-      return ep;
-    }),
-    ports: s.ports.map((p) => ({ name: p.name, port: p.targetPort ?? p.port, protocol: p.protocol })),
-  };
+    endpoints: s.endpoints
+      .filter((e) => (e.portShift ?? 0) === shift)
+      .map((e) => {
+        const ep = { addresses: [e.ip], nodeName: e.local ? NODE.name : (e.node ?? OTHER_NODE) };
+        if (e.terminating !== undefined || e.node !== undefined) {
+          ep.conditions = e.terminating ? { ready: false, serving: true, terminating: true } : { ready: true, serving: true, terminating: false };
+        }
+        return ep;
+      }),
+    ports: s.ports.map((p) => ({ name: p.name, port: (p.targetPort ?? p.port) + shift, protocol: p.protocol })),
+  }));
 }
 
 /** The cluster as Kubernetes objects, in snapshot order. */
 export function clusterObjects(cluster) {
   const objects = headerObjects();
-  for (const s of cluster.services) objects.push(serviceObject(s), sliceObject(s));
+  for (const s of cluster.services) objects.push(serviceObject(s), ...sliceObjects(s));
   return objects;
 }
 

@@ -1,6 +1,7 @@
-// Property test on the real kernel: random cluster histories. Load the first compile, then
-// for every step diff, apply, and check that the live state lists exactly as a fresh load
-// of that step's compile and that a second diff is empty. A foreign table and an affinity
+// Property test on the real kernel: random cluster histories, in the table of each
+// kube-proxy release and in fast-load's. Load the first compile, then for every step diff,
+// apply, and check that the live state lists exactly as a fresh load of that step's
+// compile and that a second diff is empty. A foreign table and an affinity
 // member added by hand survive every step.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -13,15 +14,25 @@ import { fcParams } from '../helpers/fc-runs.js';
 import { kproxc } from '../helpers/kproxc.js';
 import { KUBE_PROXY_VERSIONS, type KubeProxyVersion } from '../../src/model/kube-proxy-version.js';
 
-/** The affinity set of the pinned Service's first endpoint, from the compiled text. */
-function pinnedAffinitySet(compiled: string): string {
-  const m = /\tset (affinity-\S+ns0\/svc0\/tcp\/http__10\.128\.0\.1\/8080)/.exec(compiled);
-  if (!m) throw new Error('pinned affinity set missing');
-  return m[1];
+/** The table a history is diffed in: kube-proxy's as a release programs it, or fast-load's. */
+type TableForm = KubeProxyVersion | 'fast-load';
+
+/**
+ * Where the pinned Service's first endpoint keeps its clients, from the compiled text, and
+ * the member that stands for PINNED_MEMBER there: kube-proxy's set of that endpoint, or
+ * fast-load's table-wide set, whose key is the client and the endpoint's two constants
+ * (as the endpoint's rule updates it).
+ */
+function pinnedAffinity(compiled: string): { set: string; member: string } {
+  const kp = /\tset (affinity-\S+ns0\/svc0\/tcp\/http__10\.128\.0\.1\/8080)/.exec(compiled);
+  if (kp) return { set: kp[1], member: PINNED_MEMBER };
+  const fl = /\tchain endpoint-\S+ns0\/svc0\/tcp\/http__10\.128\.0\.1\/8080 \{\n\t\tupdate @affinity \{ ip saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1 offset (\d+) /.exec(compiled);
+  if (!fl) throw new Error('pinned affinity set missing');
+  return { set: 'affinity', member: `${PINNED_MEMBER} . ${fl[1]} . ${fl[2]}` };
 }
 
-async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services: number; steps: Change[][]; twoPhase: boolean }, release: KubeProxyVersion): Promise<void> {
-  const args = ['--kube-proxy-version', release];
+async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services: number; steps: Change[][]; twoPhase: boolean }, table: TableForm): Promise<void> {
+  const args = table === 'fast-load' ? ['--layout', 'fast-load'] : ['--kube-proxy-version', table];
   live.nft(['flush', 'ruleset']);
   const cluster = initialCluster(h.services);
   const file = path.join(dir, 'snapshot.yaml');
@@ -29,8 +40,8 @@ async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services:
   const first = await compileText(file, args);
   live.nft(['-f', '-'], 'add table inet foreign\nadd chain inet foreign c\nadd rule inet foreign c tcp dport 22 accept\n');
   live.nft(['-f', '-'], first);
-  const affinitySet = pinnedAffinitySet(first);
-  live.nft(['add', 'element', 'ip', 'kube-proxy', affinitySet, `{ ${PINNED_MEMBER} }`]);
+  const pinned = pinnedAffinity(first);
+  live.nft(['add', 'element', 'ip', 'kube-proxy', pinned.set, `{ ${pinned.member} }`]);
   const foreign = notOurs(live.nft(['-j', 'list', 'ruleset']));
 
   let current = cloneCluster(cluster);
@@ -42,7 +53,7 @@ async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services:
       throw new Error(`step ${i} (${JSON.stringify(changes)}):\n${d.now}\n--- later:\n${d.later}\n${(e as Error).message}`);
     });
     expect(notOurs(live.nft(['-j', 'list', 'ruleset'])), 'the foreign table is untouched').toEqual(foreign);
-    expect(live.nft(['list', 'set', 'ip', 'kube-proxy', affinitySet]), 'the hand-added affinity member survives').toContain(PINNED_MEMBER);
+    expect(live.nft(['list', 'set', 'ip', 'kube-proxy', pinned.set]), 'the hand-added affinity member survives').toContain(PINNED_MEMBER);
   }
   expect(current.services[PINNED].affinity).toBe(600);
 }
@@ -54,9 +65,9 @@ describe('diff converges on real nft over random cluster histories', () => {
     const dir = tempDir('prop');
     try {
       await fc.assert(
-        // Each history in the table of a random kube-proxy release.
-        fc.asyncProperty(historyArb, fc.constantFrom(...KUBE_PROXY_VERSIONS), (h, release) => runHistory(live, fresh, dir, h, release)),
-        { ...fcParams(12), endOnFailure: true },
+        // Each history in the table of a random kube-proxy release, or in fast-load's.
+        fc.asyncProperty(historyArb, fc.constantFrom<TableForm>(...KUBE_PROXY_VERSIONS, 'fast-load'), (h, table) => runHistory(live, fresh, dir, h, table)),
+        { ...fcParams(24), endOnFailure: true },
       );
     } finally {
       live.destroy();

@@ -1,12 +1,15 @@
 // Random cluster histories for property tests: a small cluster (scripts/gen-snapshot.mjs)
-// and the changes a real one goes through (endpoints added, removed and moved; Services
-// added, removed, and changed in type, traffic policy, affinity and ports).
+// and the changes a real one goes through (endpoints added, removed, moved, and put on
+// other port numbers; Services added, removed, and changed in type, traffic policy,
+// affinity and ports).
 import fc from 'fast-check';
 import { clusterIP, makeCluster, podIP, snapshotYaml } from '../../scripts/gen-snapshot.mjs';
 
 export interface Endpoint {
   ip: string;
   local: boolean;
+  /** Listens on its Service's target ports plus this: a pod whose named port has another number. */
+  portShift?: number;
 }
 
 export interface Port {
@@ -49,7 +52,8 @@ export type Change =
   | { k: 'toggle-policy'; svc: number }
   | { k: 'set-affinity'; svc: number; timeout?: number }
   | { k: 'set-port'; svc: number; port: number }
-  | { k: 'add-port'; svc: number };
+  | { k: 'add-port'; svc: number }
+  | { k: 'shift-endpoint-port'; svc: number; ep: number };
 
 /** The Service that carries the hand-added affinity member: never removed or changed. */
 export const PINNED = 0;
@@ -162,6 +166,12 @@ export function applyChange(c: Cluster, ch: Change): void {
       if (s.type !== 'ClusterIP') nodePorts(c, s);
       return;
     }
+    case 'shift-endpoint-port': {
+      // An endpoint on other port numbers than its Service's other endpoints, or back.
+      const e = pick(some(ch.svc)?.endpoints ?? [], ch.ep);
+      if (e) e.portShift = e.portShift ? undefined : 1000;
+      return;
+    }
   }
 }
 
@@ -180,6 +190,7 @@ export const changeArb: fc.Arbitrary<Change> = fc.oneof(
   fc.record({ k: fc.constant('set-affinity' as const), svc: idx, timeout: fc.option(fc.constantFrom(60, 10800), { nil: undefined }) }),
   fc.record({ k: fc.constant('set-port' as const), svc: idx, port: fc.constantFrom(80, 443, 8080) }),
   fc.record({ k: fc.constant('add-port' as const), svc: idx }),
+  fc.record({ k: fc.constant('shift-endpoint-port' as const), svc: idx, ep: idx }),
 );
 
 /** A history: a few steps of one to three changes each. */

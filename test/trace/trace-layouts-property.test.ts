@@ -2,8 +2,8 @@
 // trace alike (the same multiset of branch outcomes: verdict, endpoint, masquerade,
 // affinity written). Clusters come from both random generators of the tests: a small
 // cluster put through random changes (types, traffic policies, affinity, source ranges,
-// UDP ports, endpoints moved), and the cross-checks' clusters (terminating and
-// not-serving endpoints, internal policy, external IPs). Packets are drawn from those
+// UDP ports, endpoints moved or put on other port numbers), and the cross-checks' clusters
+// (terminating and not-serving endpoints, internal policy, external IPs). Packets are drawn from those
 // worth sending at the cluster (test/helpers/layout-trace.ts), some from a client that
 // already has affinity to an endpoint, with a random source or protocol now and then.
 import fc from 'fast-check';
@@ -39,9 +39,12 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
   it('random clusters, random packets', () => {
     let traced = 0;
     let sticky = 0;
+    let shifted = 0;
     fc.assert(
       fc.property(clusterArb, fc.array(packetArb, { minLength: 1, maxLength: 12 }), (yaml, specs) => {
         const pair = layoutPair('random.yaml', yaml, {});
+        // Endpoints of one Service port on different port numbers: another form of endpoint map.
+        if (yaml.includes('-shift1000')) shifted++;
         const pool = pair.model.families.flatMap((m) => {
           const derived = derivedPackets(m);
           return [...derived, ...affinityPackets(m, derived)];
@@ -67,5 +70,6 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
     );
     expect(traced).toBeGreaterThan(0);
     expect(sticky).toBeGreaterThan(0);
+    expect(shifted).toBeGreaterThan(0);
   });
 });
