@@ -1,8 +1,8 @@
-// What the two DNATs through a map share (numgen-dnat: a literal map; map-dnat: a named
-// one): the statement's head, `dnat FAMILY addr . port to` as kproxc writes it or
-// `dnat FAMILY to` as nft 1.0.6 lists it, and the JSON around the map.
-import type { Family } from '../expr.js';
-import { isObj, type Obj } from '../expr-json-read.js';
+// What the DNATs through a map share (numgen-dnat: a literal map; map-dnat and
+// map-addr-dnat: a named one): the statement's head, `dnat FAMILY addr . port to` as kproxc
+// writes it or `dnat FAMILY to` as nft 1.0.6 lists it, and the JSON around the map.
+import type { Expr, Family } from '../expr.js';
+import { isObj, readExpr, type Obj } from '../expr-json-read.js';
 import type { Json } from '../expr-json.js';
 import { NOT_OURS, type Tokens } from '../expr-text-read.js';
 
@@ -21,4 +21,11 @@ export function dnatMapTextHead(t: Tokens): Family {
   if (t.peek() === 'addr') for (const w of ['addr', '.', 'port']) t.expect(w);
   t.expect('to');
   return family;
+}
+
+/** A named map's lookup in JSON, `{"key": KEY, "data": "@M"}`: the key and the map's name; null for any other. */
+export function namedMapLookup(map: Obj): { key: Expr; map: string } | null {
+  const key = readExpr(map.key ?? null);
+  const data = map.data;
+  return key && typeof data === 'string' && data.startsWith('@') ? { key, map: data.slice(1) } : null;
 }

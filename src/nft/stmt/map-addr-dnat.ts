@@ -6,10 +6,11 @@
 // this very spelling in both families, and its JSON as {"addr": {"map": ...}, "port": P},
 // with no family.
 import type { Stmt } from '../expr.js';
-import { isObj, readExpr } from '../expr-json-read.js';
+import { isObj } from '../expr-json-read.js';
 import { exprJson } from '../expr-json.js';
 import { expr, name, number, NOT_OURS } from '../expr-text-read.js';
 import { writeExpr } from '../expr-text.js';
+import { namedMapLookup } from './dnat-map-head.js';
 import type { StmtForms } from './forms.js';
 
 type MapAddrDnat = Extract<Stmt, { t: 'map-addr-dnat' }>;
@@ -29,9 +30,8 @@ export const mapAddrDnat: StmtForms<MapAddrDnat> = {
   fromJson(body) {
     if (!isObj(body) || Object.keys(body).length !== 2 || !isObj(body.addr) || typeof body.port !== 'number') return null;
     const m = Object.keys(body.addr).length === 1 && isObj(body.addr.map) ? body.addr.map : null;
-    const key = m && Object.keys(m).length === 2 ? readExpr(m.key ?? null) : null;
-    if (!m || !key || typeof m.data !== 'string' || !m.data.startsWith('@')) return null;
-    return { t: 'map-addr-dnat', key, map: m.data.slice(1), port: body.port };
+    const lookup = m && Object.keys(m).length === 2 ? namedMapLookup(m) : null;
+    return lookup ? { t: 'map-addr-dnat', ...lookup, port: body.port } : null;
   },
   textWords: ['dnat'],
   fromText(t) {

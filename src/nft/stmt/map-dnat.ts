@@ -4,11 +4,10 @@
 // N`), and the endpoints are elements of a table-wide map rather than chains. nft 1.0.6
 // lists it as `dnat ip to KEY map @M`; its JSON names the map as `"data": "@M"`.
 import type { Stmt } from '../expr.js';
-import { readExpr } from '../expr-json-read.js';
 import { exprJson } from '../expr-json.js';
 import { expr, name, NOT_OURS } from '../expr-text-read.js';
 import { writeExpr } from '../expr-text.js';
-import { dnatMapJson, dnatMapTextHead } from './dnat-map-head.js';
+import { dnatMapJson, dnatMapTextHead, namedMapLookup } from './dnat-map-head.js';
 import type { StmtForms } from './forms.js';
 
 type MapDnat = Extract<Stmt, { t: 'map-dnat' }>;
@@ -25,10 +24,8 @@ export const mapDnat: StmtForms<MapDnat> = {
   jsonKeys: ['dnat'],
   fromJson(body) {
     const m = dnatMapJson(body);
-    const k = m && readExpr(m.map.key ?? null);
-    const data = m?.map.data;
-    if (!m || !k || typeof data !== 'string' || !data.startsWith('@')) return null;
-    return { t: 'map-dnat', family: m.family, key: k, map: data.slice(1) };
+    const lookup = m && namedMapLookup(m.map);
+    return lookup ? { t: 'map-dnat', family: m!.family, ...lookup } : null;
   },
   textWords: ['dnat'],
   fromText(t) {
