@@ -17,10 +17,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { readJson, sha, timed, timedLoad, withNamespace, writeJson } from './bench-netns.mjs';
 
-export const LAYOUTS = ['kube-proxy', 'fast-load'];
+// map-only is not kproxc's: the hand-made yardstick of scripts/map-only-table.mjs (the same
+// Services, endpoints in one map per protocol, no affinity), loaded beside fast-load so that
+// their ratio compares loads made side by side.
+export const LAYOUTS = ['kube-proxy', 'fast-load', 'map-only'];
 // What each run measures: the load into a fresh namespace, the listing of it (what `diff`
 // reads), the load again over it (a full resync), and the diff loop for one moved endpoint.
 export const MODES = ['fresh', 'replace', 'list', 'diff loop'];
+// The ratios reported, run by run: how much faster fast-load is than kube-proxy's layout,
+// and how close it comes to the map-only yardstick.
+const RATIOS = [
+  ['kube-proxy', 'fast-load'],
+  ['fast-load', 'map-only'],
+];
 
 /**
  * The cached live listing of the kube-proxy layout (the diff's input): nft-<size>.json
@@ -82,7 +91,8 @@ async function loadRun(layout, file, listing, loop) {
     if (listing) listing(fresh, { stdout });
     const replace = await timedLoad(ns, file);
     const r = { fresh, replace, list: { ...list, bytes: stdout.length } };
-    return loop ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
+    // kproxc does not make or diff the map-only table.
+    return loop && layout !== 'map-only' ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
   });
 }
 
@@ -95,13 +105,13 @@ async function loadRun(layout, file, listing, loop) {
  */
 export async function loadLayouts(dir, tag, files, runs, loop) {
   const state = new Map();
-  const complete = (r) => MODES.every((m) => r[m] || (m === 'diff loop' && !loop));
+  const complete = (layout) => (r) => MODES.every((m) => r[m] || (m === 'diff loop' && (!loop || layout === 'map-only')));
   for (const [layout, file] of files) {
     const hash = sha(file);
     const cacheFile = path.join(dir, `load-${tag}-${layout}.json`);
     const c = readJson(cacheFile);
     // Runs of an older benchmark (without the listing or the loop) are measured again.
-    const cachedRuns = c?.hash === hash ? c.runs.filter(complete) : [];
+    const cachedRuns = c?.hash === hash ? c.runs.filter(complete(layout)) : [];
     state.set(layout, { file, hash, cacheFile, runs: cachedRuns, cached: 0, bytes: fs.statSync(file).size });
   }
   const kp = state.get('kube-proxy');
@@ -113,7 +123,7 @@ export async function loadLayouts(dir, tag, files, runs, loop) {
   for (let i = 0; i < runs; i++) {
     for (const [layout, s] of state) {
       if (s.runs.length > i) continue;
-      console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB), fresh, list, replace${loop ? ', diff loop' : ''}, run ${i + 1} of ${runs}...`);
+      console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB), fresh, list, replace${loop && layout !== 'map-only' ? ', diff loop' : ''}, run ${i + 1} of ${runs}...`);
       const listing = layout === 'kube-proxy' && !live ? (fresh, listed) => (live = writeListing(dir, tag, s.hash, fresh, listed)) : undefined;
       s.runs.push(await loadRun(layout, s.file, listing, loop));
       writeJson(s.cacheFile, { hash: s.hash, runs: s.runs });
@@ -130,8 +140,9 @@ const median = (xs) => {
 
 /**
  * The report's rows for one size: per layout and mode, the medians of wall and CPU
- * seconds; and per mode, kube-proxy / fast-load as the median of the run-by-run ratios
- * (each run loads both layouts back to back, so a ratio compares loads made side by side).
+ * seconds; and per mode, kube-proxy / fast-load and fast-load / map-only as the medians
+ * of the run-by-run ratios (each run loads the layouts back to back, so a ratio compares
+ * loads made side by side).
  */
 export function loadRows(size, layouts) {
   const rows = [];
@@ -140,6 +151,7 @@ export function loadRows(size, layouts) {
   for (const mode of modes) {
     for (const l of layouts) {
       const runs = l.runs.map((r) => r[mode]);
+      if (!runs.length || runs.some((r) => !r)) continue;
       rows.push({
         size,
         layout: l.layout,
@@ -154,17 +166,19 @@ export function loadRows(size, layouts) {
       });
     }
   }
-  const kp = layouts.find((l) => l.layout === 'kube-proxy');
-  const fl = layouts.find((l) => l.layout === 'fast-load');
   const ratios = [];
-  if (kp && fl) {
+  for (const [over, under] of RATIOS) {
+    const a = layouts.find((l) => l.layout === over);
+    const b = layouts.find((l) => l.layout === under);
+    if (!a || !b) continue;
     for (const mode of modes) {
+      if (!a.runs.every((r) => r[mode]) || !b.runs.every((r) => r[mode])) continue;
       // A tiny table's CPU can round to 0 in GNU time's hundredths: no ratio from that run.
       const by = (key) => {
-        const q = kp.runs.map((r, i) => r[mode][key] / fl.runs[i][mode][key]).filter(Number.isFinite);
+        const q = a.runs.map((r, i) => r[mode][key] / b.runs[i][mode][key]).filter(Number.isFinite);
         return q.length ? median(q) : null;
       };
-      ratios.push({ size, mode, wall: by('wall'), cpu: by('cpu') });
+      ratios.push({ size, mode, over, under, wall: by('wall'), cpu: by('cpu') });
     }
   }
   return { rows, ratios };
@@ -202,7 +216,7 @@ function detail(r) {
   return '';
 }
 
-/** The loads as a table: a row per layout and mode, then kube-proxy / fast-load per mode. */
+/** The loads as a table: a row per layout and mode, then the layouts' ratios per mode. */
 export function formatLoads(rows, ratios, skipped) {
   const head = ['Services', 'layout', 'mode', 'wall median', 'CPU median', 'ruleset', 'runs', 'detail'];
   const body = rows.map((r) => [
@@ -226,7 +240,7 @@ export function formatLoads(rows, ratios, skipped) {
     lines.push(line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line));
   }
   for (const q of ratios) {
-    lines.push(`kube-proxy / fast-load at ${q.size} Services, ${q.mode}: ${times(q.cpu)} in CPU time, ${times(q.wall)} in wall time`);
+    lines.push(`${q.over} / ${q.under} at ${q.size} Services, ${q.mode}: ${times(q.cpu)} in CPU time, ${times(q.wall)} in wall time`);
   }
   for (const s of skipped) lines.push(`${s.what}, ${s.size} Services: not measured (${s.why})`);
   return lines.join('\n');

@@ -9,6 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { makeCluster } from '../../scripts/gen-snapshot.mjs';
+import { mapOnlyTable } from '../../scripts/map-only-table.mjs';
 import { ROOT } from '../helpers/kproxc.js';
 
 interface LoadRow {
@@ -24,8 +26,11 @@ interface LoadRow {
   diffLines?: number;
 }
 
-const MODE_ROWS = (size: number) =>
-  ['fresh', 'replace', 'list', 'diff loop'].flatMap((mode) => ['kube-proxy', 'fast-load'].map((layout) => `${size} ${layout} ${mode}`));
+/** The load rows, mode by mode: the map-only yardstick is loaded and listed, never diffed. */
+const MODE_ROWS = (size: number, layouts = ['kube-proxy', 'fast-load', 'map-only']) =>
+  ['fresh', 'replace', 'list', 'diff loop'].flatMap((mode) =>
+    layouts.filter((layout) => mode !== 'diff loop' || layout !== 'map-only').map((layout) => `${size} ${layout} ${mode}`),
+  );
 
 /** The list rows say what was listed; the diff loop rows, their steps, which add up to no more than the whole. */
 function checkModeDetail(row: LoadRow): void {
@@ -42,6 +47,8 @@ function checkModeDetail(row: LoadRow): void {
 interface LoadRatio {
   size: number;
   mode: string;
+  over: string;
+  under: string;
   wall: number;
   cpu: number | null;
 }
@@ -91,14 +98,24 @@ describe('npm run bench', () => {
         expect(row.pairedMedian).toBeGreaterThan(0);
         expect(row.vsPaired).toBeGreaterThan(0);
       }
-      // Both layouts loaded fresh, listed, loaded again, and updated by the diff loop, each timed by GNU time.
+      // Both layouts and the map-only yardstick loaded fresh, listed, loaded again, and the
+      // layouts updated by the diff loop, each timed by GNU time.
       expect(report.nft.map((x: LoadRow) => `${x.size} ${x.layout} ${x.mode}`)).toEqual(MODE_ROWS(12));
       for (const row of report.nft) {
         expect(row.wallMedian).toBeGreaterThan(0);
         expect(row.cpuMedian).toBeGreaterThanOrEqual(0);
         checkModeDetail(row);
       }
-      expect(report.nftRatios.map((x: LoadRatio) => x.mode)).toEqual(['fresh', 'replace', 'list', 'diff loop']);
+      expect(report.nftRatios.map((x: LoadRatio) => `${x.over} / ${x.under} ${x.mode}`)).toEqual([
+        'kube-proxy / fast-load fresh',
+        'kube-proxy / fast-load replace',
+        'kube-proxy / fast-load list',
+        'kube-proxy / fast-load diff loop',
+        'fast-load / map-only fresh',
+        'fast-load / map-only replace',
+        'fast-load / map-only list',
+      ]);
+      expect(stdout).toContain('fast-load / map-only at 12 Services, fresh: ');
       expect(stdout).toMatch(/^12 +fast-load +diff loop .* list \d+\.\d\d s \+ diff \d+\.\d\d s \+ nft -f \d+\.\d\d s; \d+ lines$/m);
       // The diff for one moved endpoint is small; the compile is the whole table.
       const size = (command: string) => report.rows.find((x: { format: string; command: string }) => x.format === 'yaml' && x.command === command).outputBytes;
@@ -122,7 +139,7 @@ describe('npm run bench, the two layouts', () => {
       const args = ['--sizes', '200', '--formats', 'yaml', '--no-ovs', '--load-runs', '2'];
       const first = bench(dir, [...args, '--layouts', 'kube-proxy,fast-load']);
       const rows: LoadRow[] = first.report.nft;
-      expect(rows.map((x) => `${x.size} ${x.layout} ${x.mode}`)).toEqual(MODE_ROWS(200));
+      expect(rows.map((x) => `${x.size} ${x.layout} ${x.mode}`)).toEqual(MODE_ROWS(200, ['kube-proxy', 'fast-load']));
       for (const row of rows) {
         expect(row.runs).toBe(2);
         expect(row.cachedRuns).toBe(0);
@@ -175,6 +192,41 @@ describe('npm run bench, the two layouts', () => {
       expect(again.report.nft).toEqual(rows.filter((x) => x.layout === 'fast-load').map((x) => ({ ...x, cachedRuns: 2 })));
       expect(again.report.nftRatios).toEqual([]);
       expect(again.report.rows.map((x: { command: string }) => x.command)).toContain('diff (1 endpoint moved)');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('npm run bench, fast-load against the map-only table', () => {
+  it('loads the hand-made map-only table of the same Services beside fast-load and prints fast-load / map-only run by run', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-perf-bench-'));
+    try {
+      const { report, stdout } = bench(dir, ['--sizes', '200', '--formats', 'yaml', '--no-ovs', '--load-runs', '2', '--layouts', 'fast-load,map-only']);
+      const rows: LoadRow[] = report.nft;
+      expect(rows.map((x) => `${x.size} ${x.layout} ${x.mode}`)).toEqual(MODE_ROWS(200, ['fast-load', 'map-only']));
+      // The yardstick is the script's table of the benchmark's cluster, not kproxc's.
+      const loaded = fs.readFileSync(path.join(dir, 'out/layout-200.map-only.nft'), 'utf8');
+      expect(loaded).toBe(mapOnlyTable(makeCluster(200, { endpoints: 10, mixed: true })));
+      const runs = (layout: string) => JSON.parse(fs.readFileSync(path.join(dir, `load-200x10-${layout}.json`), 'utf8')).runs;
+      const [fl, mo] = [runs('fast-load'), runs('map-only')];
+      expect(mo).toHaveLength(2);
+      const ratios: LoadRatio[] = report.nftRatios;
+      expect(ratios.map((x) => `${x.over} / ${x.under} ${x.mode}`)).toEqual(['fast-load / map-only fresh', 'fast-load / map-only replace', 'fast-load / map-only list']);
+      for (const q of ratios) {
+        const of = (key: 'wall' | 'cpu') => {
+          const q2 = [0, 1].map((i) => fl[i][q.mode][key] / mo[i][q.mode][key]).filter(Number.isFinite);
+          return q2.reduce((x, y) => x + y, 0) / q2.length;
+        };
+        expect(q.wall).toBeCloseTo(of('wall'), 9);
+        if (q.cpu !== null) expect(q.cpu).toBeCloseTo(of('cpu'), 9);
+      }
+      const fresh = ratios[0];
+      expect(stdout).toContain(
+        fresh.cpu === null
+          ? 'fast-load / map-only at 200 Services, fresh: no ratio (under 0.01 s) in CPU time'
+          : `fast-load / map-only at 200 Services, fresh: ${fresh.cpu.toFixed(2)}x in CPU time, ${fresh.wall.toFixed(2)}x in wall time`,
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
