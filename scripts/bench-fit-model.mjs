@@ -76,14 +76,14 @@ export function predict(coeffs, counts) {
 export function fitCost(rows) {
   const cpu = fitTerms(rows, CPU_TERMS, 'cpu');
   const rss = fitTerms(rows, RSS_TERMS, 'rssMB');
-  const lines = ['point                      chains   rules  elements   sets  set^2      CPU  estimate  ratio    peak  estimate  ratio'];
+  const lines = [`${'point'.padEnd(34)}  chains   rules  elements   sets  set^2      CPU  estimate  ratio    peak  estimate  ratio`];
   for (const r of rows) {
     const n = r.counts;
     const [ec, em] = [predict(cpu, n), predict(rss, n)];
     const sets = n.sets + n.maps + n.anonymousSets;
     lines.push(
       [
-        (r.probe ? r.layout : `${r.services}x${r.endpoints} ${r.layout}${r.version ? ` ${r.version}` : ''}`).padEnd(25),
+        (r.probe ? r.layout : `${r.services}x${r.endpoints}${r.affinity ? ` aff-${r.affinity}` : ''} ${r.layout}${r.version ? ` ${r.version}` : ''}`).padEnd(34),
         String(n.chains).padStart(7),
         String(n.rules).padStart(7),
         String(n.elements).padStart(9),

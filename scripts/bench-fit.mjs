@@ -6,12 +6,15 @@
 // least squares over the counts, every coefficient at least zero.
 //
 //   npm run build && node scripts/bench-fit.mjs [--sizes 200,1000,2000,5000]
-//        [--fast-load-sizes 10000] [--shapes 2000x1,1000x30] [--kube-proxy-max 5000]
+//        [--fast-load-sizes 10000,10000x10:all,10000x10:none] [--shapes 2000x1,1000x30,1000x10:all] [--kube-proxy-max 5000]
 //        [--versions 1.35,1.37] [--element-probe 50000,200000] [--runs 1] [--dir bench-out] [--write] [--measure-only]
 //
 // Sizes are Services x 10 endpoints of the benchmark's mix (scripts/gen-snapshot.mjs
 // --mixed); --shapes adds Services x endpoints points, whose other proportions of chains,
-// rules and elements keep the per-item terms apart (at one shape they grow together).
+// rules and elements keep the per-item terms apart (at one shape they grow together); a
+// shape with :all or :none has affinity on every Service of the mix or on none (the mix has
+// it on one in seven), which moves the share of chains and of the heavier rules that
+// affinity makes. --fast-load-sizes takes sizes and shapes loaded in fast-load's layout alone.
 // --element-probe adds tables of one set of that many elements, which alone tell what an
 // element costs apart from the chains and rules that come with it in compiled tables.
 // The kube-proxy layout is loaded as each release in --versions programs it (1.35's table,
@@ -42,15 +45,17 @@ function options(argv) {
     return i === -1 ? dflt : argv[i + 1];
   };
   const list = (s) => s.split(',').map((x) => x.trim()).filter(Boolean);
+  // SERVICESxENDPOINTS, or with :all / :none for affinity on every Service of the mix or none.
   const shape = (s) => {
-    const m = /^(\d+)x(\d+)$/.exec(s);
-    if (!m) throw new Error(`--shapes: SERVICESxENDPOINTS, not ${s}`);
-    return { services: Number(m[1]), endpoints: Number(m[2]) };
+    const m = /^(\d+)x(\d+)(?::(all|none))?$/.exec(s);
+    if (!m) throw new Error(`not a shape: SERVICESxENDPOINTS[:all|:none], not ${s}`);
+    return { services: Number(m[1]), endpoints: Number(m[2]), ...(m[3] ? { affinity: m[3] } : {}) };
   };
+  const sizeOrShape = (s) => (/^\d+$/.test(s) ? { services: Number(s), endpoints: 10 } : shape(s));
   const o = {
     sizes: list(get('--sizes', '200,1000,2000,5000')).map((n) => ({ services: Number(n), endpoints: 10 })),
-    fastLoadSizes: list(get('--fast-load-sizes', '10000')).map((n) => ({ services: Number(n), endpoints: 10 })),
-    shapes: list(get('--shapes', '2000x1,1000x30')).map(shape),
+    fastLoadSizes: list(get('--fast-load-sizes', '10000,10000x10:all,10000x10:none')).map(sizeOrShape),
+    shapes: list(get('--shapes', '2000x1,1000x30,1000x10:all')).map(shape),
     kubeProxyMax: Number(get('--kube-proxy-max', '5000')),
     versions: list(get('--versions', '1.35,1.37')),
     elementProbe: list(get('--element-probe', '50000,200000')).map(Number),
@@ -81,12 +86,13 @@ function points(o) {
   return unique.sort((a, b) => weight(a) - weight(b));
 }
 
-const tagOf = (p) => (p.probe ? p.layout.replace(' ', '-') : `${p.services}x${p.endpoints}-${p.layout}${p.version ? `-${p.version}` : ''}`);
+const shapeOf = (p) => `${p.services}x${p.endpoints}${p.affinity ? `-affinity-${p.affinity}` : ''}`;
+const tagOf = (p) => (p.probe ? p.layout.replace(' ', '-') : `${shapeOf(p)}-${p.layout}${p.version ? `-${p.version}` : ''}`);
 
 function snapshot(dir, p) {
-  const file = path.join(dir, `snap-${p.services}x${p.endpoints}.json`);
+  const file = path.join(dir, `snap-${shapeOf(p)}.json`);
   if (fs.existsSync(file)) return file;
-  const cluster = makeCluster(p.services, { endpoints: p.endpoints, mixed: true });
+  const cluster = makeCluster(p.services, { endpoints: p.endpoints, mixed: true, affinity: p.affinity });
   fs.writeFileSync(`${file}.tmp`, renderSnapshot(clusterObjects(cluster), 'json'));
   fs.renameSync(`${file}.tmp`, file);
   return file;
@@ -149,7 +155,7 @@ function pointList(rows) {
   const byLayout = new Map();
   for (const r of rows) {
     const key = r.probe ? 'one set of N elements' : `${r.layout}${r.version ? ` ${r.version}` : ''}`;
-    byLayout.set(key, [...(byLayout.get(key) ?? []), r.probe ? String(r.elements ?? r.counts.elements) : `${r.services}x${r.endpoints}`]);
+    byLayout.set(key, [...(byLayout.get(key) ?? []), r.probe ? String(r.elements ?? r.counts.elements) : `${r.services}x${r.endpoints}${r.affinity ? ` (affinity on ${r.affinity})` : ''}`]);
   }
   return [...byLayout].map(([k, v]) => `${k} at ${v.join(', ')}`).join('; ');
 }

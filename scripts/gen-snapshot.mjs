@@ -5,13 +5,13 @@
 // a cluster goes through are in test/helpers/cluster-changes.ts. Deterministic: the same
 // arguments give the same bytes.
 //
-//   node scripts/gen-snapshot.mjs --services 10000 [--endpoints 3] [--nodeports N] [--mixed]
+//   node scripts/gen-snapshot.mjs --services 10000 [--endpoints 3] [--nodeports N] [--mixed [--affinity all|none]]
 //        [--format flow|yaml|yaml-list|json] > snap.yaml
 //
 // --mixed makes the benchmark's realistic mix: ClusterIP, NodePort and LoadBalancer
 // Services, some with Local traffic policy and source ranges, some with session affinity,
 // endpoints on many nodes (some on this one), the last endpoint of every fifth Service
-// terminating.
+// terminating. --affinity all (or none) gives every Service of the mix affinity (or none).
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 
@@ -49,8 +49,12 @@ function plainService(i, eps, nodePort) {
   };
 }
 
-/** Service i of the benchmark's mix: 60% ClusterIP, 20% NodePort, 20% LoadBalancer (half Local, with source ranges). */
-function mixedService(i, eps, nodePort) {
+/**
+ * Service i of the benchmark's mix: 60% ClusterIP, 20% NodePort, 20% LoadBalancer (half
+ * Local, with source ranges); ClientIP affinity on one in seven, or on `affinity` ('all'
+ * or 'none') of them.
+ */
+function mixedService(i, eps, nodePort, affinity) {
   const s = plainService(i, eps, undefined);
   const kind = i % 10;
   if (kind >= 6) {
@@ -62,7 +66,7 @@ function mixedService(i, eps, nodePort) {
     s.externalLocal = true;
     s.sourceRanges = ['203.0.113.0/24', '198.51.100.0/24'];
   }
-  if (i % 7 === 0) s.affinity = 3600;
+  if (affinity === 'all' || (affinity === undefined && i % 7 === 0)) s.affinity = 3600;
   if (i % 5 === 0 && eps.length > 1) eps[eps.length - 1].terminating = true;
   return s;
 }
@@ -72,7 +76,8 @@ function mixedService(i, eps, nodePort) {
  * every other endpoint on this node, the first `nodePorts` Services of type NodePort.
  * Mixed: the benchmark's mix (see the header), one endpoint in ten on this node.
  */
-export function makeCluster(n, { endpoints = 3, nodePorts = 0, mixed = false } = {}) {
+export function makeCluster(n, { endpoints = 3, nodePorts = 0, mixed = false, affinity = undefined } = {}) {
+  if (affinity !== undefined && affinity !== 'all' && affinity !== 'none') throw new Error(`affinity: all or none, not ${affinity}`);
   if (n > MAX_SERVICES) throw new Error(`at most ${MAX_SERVICES} Services (one /16 of ClusterIPs)`);
   const services = [];
   let pod = 0;
@@ -84,7 +89,7 @@ export function makeCluster(n, { endpoints = 3, nodePorts = 0, mixed = false } =
       if (!mixed) eps.push({ ip: podIP(p), local: k % 2 === 0 });
       else eps.push({ ip: podIP(p), local: p % 10 === 0, node: `node-${p % 97}` });
     }
-    services.push(mixed ? mixedService(i, eps, () => nextNodePort++) : plainService(i, eps, i < nodePorts ? 30000 + i : undefined));
+    services.push(mixed ? mixedService(i, eps, () => nextNodePort++, affinity) : plainService(i, eps, i < nodePorts ? 30000 + i : undefined));
   }
   return { services, nextPod: pod };
 }
@@ -193,7 +198,9 @@ function main(argv) {
   };
   const fi = argv.indexOf('--format');
   const format = fi === -1 ? 'flow' : argv[fi + 1];
-  const cluster = makeCluster(opt('--services', 100), { endpoints: opt('--endpoints', 3), nodePorts: opt('--nodeports', 0), mixed: argv.includes('--mixed') });
+  const ai = argv.indexOf('--affinity');
+  const affinity = ai === -1 ? undefined : argv[ai + 1];
+  const cluster = makeCluster(opt('--services', 100), { endpoints: opt('--endpoints', 3), nodePorts: opt('--nodeports', 0), mixed: argv.includes('--mixed'), affinity });
   process.stdout.write(renderSnapshot(clusterObjects(cluster), format));
 }
 

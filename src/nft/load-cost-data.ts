@@ -1,10 +1,10 @@
 // The coefficients of the load cost model (load-cost.ts), as data. Fitted by
-// `node scripts/bench-fit.mjs --sizes 200,1000,2000,5000,10000 --fast-load-sizes '' --kube-proxy-max 10000 --write` on 2026-12-07: fresh `nft -f` loads of the benchmark's
+// `node scripts/bench-fit.mjs --sizes 200,1000,2000,5000,10000 --fast-load-sizes '10000x10:all,10000x10:none' --kube-proxy-max 10000 --write` on 2026-12-07: fresh `nft -f` loads of the benchmark's
 // mix (scripts/gen-snapshot.mjs --mixed) in both layouts, each under GNU time in a private
 // network namespace, on 2 CPUs (AMD EPYC), 24 GB, nftables v1.0.6 (Lester Gooch #5), kernel 6.18.44-fc-v1272.
-// Points: fast-load at 200x10, 2000x1, 1000x10, 2000x10, 1000x30, 5000x10, 10000x10;
-//   kube-proxy 1.35 at 200x10, 2000x1, 1000x10, 1000x30, 2000x10, 5000x10, 10000x10;
-//   kube-proxy 1.37 at 200x10, 2000x1, 1000x10, 1000x30, 2000x10, 5000x10, 10000x10;
+// Points: fast-load at 200x10, 2000x1, 1000x10, 1000x10 (affinity on all), 2000x10, 1000x30, 5000x10, 10000x10, 10000x10 (affinity on all), 10000x10 (affinity on none);
+//   kube-proxy 1.35 at 200x10, 2000x1, 1000x10, 1000x10 (affinity on all), 1000x30, 2000x10, 5000x10, 10000x10;
+//   kube-proxy 1.37 at 200x10, 2000x1, 1000x10, 1000x10 (affinity on all), 1000x30, 2000x10, 5000x10, 10000x10;
 //   one set of N elements at 50000, 200000.
 // Least squares on each point's relative error, every coefficient at least zero
 // (scripts/bench-fit-model.mjs); a term left out fitted best at zero. Refit after a
@@ -12,6 +12,6 @@
 import type { LoadCostModel } from './load-cost.js';
 
 export const LOAD_COST: LoadCostModel = {
-  cpu: { rules: 0.0000244, elements: 0.00001297, allSets: 0.0001344, setSquares: 3.199e-8, setSquareObjects: 1.197e-12 },
-  rss: { constant: 4.404, rules: 0.003383, elements: 0.001813, allSets: 0.003545 },
+  cpu: { rules: 0.00003293, elements: 0.00001057, allSets: 0.0001057, setSquares: 3.003e-8, setSquareObjects: 1.186e-12 },
+  rss: { constant: 5.156, rules: 0.003807, elements: 0.001547, allSets: 0.002514 },
 };
