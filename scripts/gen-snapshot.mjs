@@ -75,6 +75,9 @@ function mixedService(i, eps, nodePort, affinity) {
  * A cluster of n Services with `endpoints` endpoints each. Plain: ClusterIP Services,
  * every other endpoint on this node, the first `nodePorts` Services of type NodePort.
  * Mixed: the benchmark's mix (see the header), one endpoint in ten on this node.
+ *
+ * @param {number} n
+ * @param {{ endpoints?: number, nodePorts?: number, mixed?: boolean, affinity?: 'all' | 'none' }} [options]
  */
 export function makeCluster(n, { endpoints = 3, nodePorts = 0, mixed = false, affinity = undefined } = {}) {
   if (affinity !== undefined && affinity !== 'all' && affinity !== 'none') throw new Error(`affinity: all or none, not ${affinity}`);

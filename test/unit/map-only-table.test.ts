@@ -47,3 +47,20 @@ describe('the map-only table', () => {
     expect(mapOnlyTable(makeCluster(60, { endpoints: 4, mixed: true }))).toBe(text);
   });
 });
+
+describe("the benchmark's mix and its affinity", () => {
+  const withAffinity = (affinity?: 'all' | 'none') =>
+    makeCluster(70, { endpoints: 2, mixed: true, affinity }).services.filter((s: { affinity?: number }) => s.affinity !== undefined).length;
+
+  it('has affinity on one Service in seven, or on every one, or on none', () => {
+    expect(withAffinity()).toBe(10);
+    expect(withAffinity('all')).toBe(70);
+    expect(withAffinity('none')).toBe(0);
+    expect(() => makeCluster(1, { mixed: true, affinity: 'some' as 'all' })).toThrow(/affinity: all or none/);
+  });
+
+  it('changes nothing else', () => {
+    const strip = (c: { services: { affinity?: number }[] }) => c.services.map(({ affinity, ...rest }) => rest);
+    expect(strip(makeCluster(70, { endpoints: 2, mixed: true, affinity: 'all' }))).toEqual(strip(makeCluster(70, { endpoints: 2, mixed: true })));
+  });
+});
