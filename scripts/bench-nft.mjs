@@ -24,6 +24,8 @@ export const LAYOUTS = ['kube-proxy', 'fast-load', 'map-only'];
 // What each run measures: the load into a fresh namespace, the listing of it (what `diff`
 // reads), the load again over it (a full resync), and the diff loop for one moved endpoint.
 export const MODES = ['fresh', 'replace', 'list', 'diff loop'];
+// This benchmark's runs: the layouts loaded in run i of it share the batch `${BATCH}-${i}`.
+const BATCH = `${process.pid}-${Date.now()}`;
 // The ratios reported, run by run: how much faster fast-load is than kube-proxy's layout,
 // and how close it comes to the map-only yardstick.
 const RATIOS = [
@@ -84,13 +86,13 @@ async function diffLoop(ns, layout, loop) {
  * (keeping the listing when `listing` wants it), load it again over itself (replace), then
  * the diff loop for one endpoint moved (when `loop` says where the moved snapshot is).
  */
-async function loadRun(layout, file, listing, loop) {
+async function loadRun(layout, file, listing, loop, batch) {
   return withNamespace(async (ns) => {
     const fresh = await timedLoad(ns, file);
     const { stdout, ...list } = await listRuleset(ns);
     if (listing) listing(fresh, { stdout });
     const replace = await timedLoad(ns, file);
-    const r = { fresh, replace, list: { ...list, bytes: stdout.length } };
+    const r = { batch, fresh, replace, list: { ...list, bytes: stdout.length } };
     // kproxc does not make or diff the map-only table.
     return loop && layout !== 'map-only' ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
   });
@@ -114,6 +116,12 @@ export async function loadLayouts(dir, tag, files, runs, loop) {
     const cachedRuns = c?.hash === hash ? c.runs.filter(complete(layout)) : [];
     state.set(layout, { file, hash, cacheFile, runs: cachedRuns, cached: 0, bytes: fs.statSync(file).size });
   }
+  // A ratio compares runs made side by side (each run of a batch loads the layouts back to
+  // back). So when some layout must be measured from run i on, the others are measured
+  // again from there too, except kube-proxy's (a quarter of an hour at 10k): its cached
+  // runs stay, and a ratio against them says it is not side by side.
+  const firstMissing = Math.min(runs, ...[...state.values()].map((s) => s.runs.length));
+  for (const [layout, s] of state) if (layout !== 'kube-proxy') s.runs = s.runs.slice(0, firstMissing);
   const kp = state.get('kube-proxy');
   let live = kp && cachedListing(dir, tag, kp.hash);
   for (const [layout, s] of state) {
@@ -125,7 +133,7 @@ export async function loadLayouts(dir, tag, files, runs, loop) {
       if (s.runs.length > i) continue;
       console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB), fresh, list, replace${loop && layout !== 'map-only' ? ', diff loop' : ''}, run ${i + 1} of ${runs}...`);
       const listing = layout === 'kube-proxy' && !live ? (fresh, listed) => (live = writeListing(dir, tag, s.hash, fresh, listed)) : undefined;
-      s.runs.push(await loadRun(layout, s.file, listing, loop));
+      s.runs.push(await loadRun(layout, s.file, listing, loop, `${BATCH}-${i}`));
       writeJson(s.cacheFile, { hash: s.hash, runs: s.runs });
     }
   }
@@ -178,7 +186,8 @@ export function loadRows(size, layouts) {
         const q = a.runs.map((r, i) => r[mode][key] / b.runs[i][mode][key]).filter(Number.isFinite);
         return q.length ? median(q) : null;
       };
-      ratios.push({ size, mode, over, under, wall: by('wall'), cpu: by('cpu') });
+      const sideBySide = a.runs.every((r, i) => r.batch !== undefined && r.batch === b.runs[i].batch);
+      ratios.push({ size, mode, over, under, wall: by('wall'), cpu: by('cpu'), sideBySide });
     }
   }
   return { rows, ratios };
@@ -240,7 +249,8 @@ export function formatLoads(rows, ratios, skipped) {
     lines.push(line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line));
   }
   for (const q of ratios) {
-    lines.push(`${q.over} / ${q.under} at ${q.size} Services, ${q.mode}: ${times(q.cpu)} in CPU time, ${times(q.wall)} in wall time`);
+    const apart = q.sideBySide ? '' : ' (not side by side: runs from an earlier benchmark\'s cache)';
+    lines.push(`${q.over} / ${q.under} at ${q.size} Services, ${q.mode}: ${times(q.cpu)} in CPU time, ${times(q.wall)} in wall time${apart}`);
   }
   for (const s of skipped) lines.push(`${s.what}, ${s.size} Services: not measured (${s.why})`);
   return lines.join('\n');

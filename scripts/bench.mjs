@@ -292,7 +292,8 @@ function checks(rows, loads) {
   }
   for (const q of loads.ratios.filter((x) => x.size === 10000 && (x.mode === 'fresh' || x.mode === 'replace'))) {
     const target = q.over === 'kube-proxy' ? '(target >= 10x, aim 20x)' : '(target <= 1.5x)';
-    out.push(`nft -f at 10k, ${q.mode}: ${q.over} / ${q.under} ${q.cpu.toFixed(2)}x in CPU time, ${q.wall.toFixed(2)}x in wall time ${target}`);
+    const apart = q.sideBySide ? '' : ', not side by side';
+    out.push(`nft -f at 10k, ${q.mode}: ${q.over} / ${q.under} ${q.cpu.toFixed(2)}x in CPU time, ${q.wall.toFixed(2)}x in wall time ${target}${apart}`);
   }
   return out;
 }

@@ -49,6 +49,7 @@ interface LoadRatio {
   mode: string;
   over: string;
   under: string;
+  sideBySide: boolean;
   wall: number;
   cpu: number | null;
 }
@@ -156,6 +157,7 @@ describe('npm run bench, the two layouts', () => {
       const ratios: LoadRatio[] = first.report.nftRatios;
       expect(ratios.map((x) => `${x.size} ${x.mode}`)).toEqual(['200 fresh', '200 replace', '200 list', '200 diff loop']);
       for (const q of ratios) {
+        expect(q.sideBySide).toBe(true);
         // The median of the two runs' ratios (their mean); a run whose CPU rounded to 0 gives none.
         const of = (key: 'wall' | 'cpu') => {
           const q2 = [0, 1].map((i) => kp[i][q.mode][key] / fl[i][q.mode][key]).filter(Number.isFinite);
@@ -192,6 +194,15 @@ describe('npm run bench, the two layouts', () => {
       expect(again.report.nft).toEqual(rows.filter((x) => x.layout === 'fast-load').map((x) => ({ ...x, cachedRuns: 2 })));
       expect(again.report.nftRatios).toEqual([]);
       expect(again.report.rows.map((x: { command: string }) => x.command)).toContain('diff (1 endpoint moved)');
+
+      // fast-load measured anew beside kube-proxy's cached runs: the ratio says it is not side by side.
+      const flCache = path.join(dir, 'load-200x10-fast-load.json');
+      fs.writeFileSync(flCache, JSON.stringify({ ...JSON.parse(fs.readFileSync(flCache, 'utf8')), runs: [] }));
+      const apart = bench(dir, [...args, '--layouts', 'kube-proxy,fast-load']);
+      expect(apart.stderr).toContain('nft -f of the kube-proxy layout: 2 run(s) of 2 from the cache');
+      expect(apart.stderr).toContain('nft -f of the fast-load layout (');
+      expect(apart.report.nftRatios.map((q: LoadRatio) => q.sideBySide)).toEqual([false, false, false, false]);
+      expect(apart.stdout).toMatch(/^kube-proxy \/ fast-load at 200 Services, fresh: .* \(not side by side: runs from an earlier benchmark's cache\)$/m);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -202,7 +213,13 @@ describe('npm run bench, fast-load against the map-only table', () => {
   it('loads the hand-made map-only table of the same Services beside fast-load and prints fast-load / map-only run by run', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-perf-bench-'));
     try {
-      const { report, stdout } = bench(dir, ['--sizes', '200', '--formats', 'yaml', '--no-ovs', '--load-runs', '2', '--layouts', 'fast-load,map-only']);
+      const args = ['--sizes', '200', '--formats', 'yaml', '--no-ovs', '--load-runs', '2'];
+      // fast-load alone first: its runs are cached, but measured again beside map-only's, so
+      // that the ratio compares loads made side by side.
+      bench(dir, [...args, '--layouts', 'fast-load']);
+      const { report, stdout, stderr } = bench(dir, [...args, '--layouts', 'fast-load,map-only']);
+      expect(stderr).not.toContain('from the cache');
+      expect(stderr).toContain('nft -f of the fast-load layout (');
       const rows: LoadRow[] = report.nft;
       expect(rows.map((x) => `${x.size} ${x.layout} ${x.mode}`)).toEqual(MODE_ROWS(200, ['fast-load', 'map-only']));
       // The yardstick is the script's table of the benchmark's cluster, not kproxc's.
@@ -213,6 +230,7 @@ describe('npm run bench, fast-load against the map-only table', () => {
       expect(mo).toHaveLength(2);
       const ratios: LoadRatio[] = report.nftRatios;
       expect(ratios.map((x) => `${x.over} / ${x.under} ${x.mode}`)).toEqual(['fast-load / map-only fresh', 'fast-load / map-only replace', 'fast-load / map-only list']);
+      expect(ratios.every((x) => x.sideBySide)).toBe(true);
       for (const q of ratios) {
         const of = (key: 'wall' | 'cpu') => {
           const q2 = [0, 1].map((i) => fl[i][q.mode][key] / mo[i][q.mode][key]).filter(Number.isFinite);
