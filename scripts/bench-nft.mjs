@@ -21,6 +21,8 @@ import { readJson, sha, timed, timedLoad, withNamespace, writeJson } from './ben
 // Services, endpoints in one map per protocol, no affinity), loaded beside fast-load so that
 // their ratio compares loads made side by side.
 export const LAYOUTS = ['kube-proxy', 'fast-load', 'map-only'];
+/** Whether kproxc makes (and so diffs) the layout: every one but the map-only yardstick. */
+const diffed = (layout) => layout !== 'map-only';
 // What each run measures: the load into a fresh namespace, the listing of it (what `diff`
 // reads), the load again over it (a full resync), and the diff loop for one moved endpoint.
 export const MODES = ['fresh', 'replace', 'list', 'diff loop'];
@@ -93,8 +95,7 @@ async function loadRun(layout, file, listing, loop, batch) {
     if (listing) listing(fresh, { stdout });
     const replace = await timedLoad(ns, file);
     const r = { batch, fresh, replace, list: { ...list, bytes: stdout.length } };
-    // kproxc does not make or diff the map-only table.
-    return loop && layout !== 'map-only' ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
+    return loop && diffed(layout) ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
   });
 }
 
@@ -107,7 +108,7 @@ async function loadRun(layout, file, listing, loop, batch) {
  */
 export async function loadLayouts(dir, tag, files, runs, loop) {
   const state = new Map();
-  const complete = (layout) => (r) => MODES.every((m) => r[m] || (m === 'diff loop' && (!loop || layout === 'map-only')));
+  const complete = (layout) => (r) => MODES.every((m) => r[m] || (m === 'diff loop' && !(loop && diffed(layout))));
   for (const [layout, file] of files) {
     const hash = sha(file);
     const cacheFile = path.join(dir, `load-${tag}-${layout}.json`);
@@ -131,7 +132,7 @@ export async function loadLayouts(dir, tag, files, runs, loop) {
   for (let i = 0; i < runs; i++) {
     for (const [layout, s] of state) {
       if (s.runs.length > i) continue;
-      console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB), fresh, list, replace${loop && layout !== 'map-only' ? ', diff loop' : ''}, run ${i + 1} of ${runs}...`);
+      console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB), fresh, list, replace${loop && diffed(layout) ? ', diff loop' : ''}, run ${i + 1} of ${runs}...`);
       const listing = layout === 'kube-proxy' && !live ? (fresh, listed) => (live = writeListing(dir, tag, s.hash, fresh, listed)) : undefined;
       s.runs.push(await loadRun(layout, s.file, listing, loop, `${BATCH}-${i}`));
       writeJson(s.cacheFile, { hash: s.hash, runs: s.runs });
