@@ -64,10 +64,45 @@ function bench(dir: string, args: string[]) {
   return { ...r, report: JSON.parse(fs.readFileSync(json, 'utf8')) };
 }
 
+/** The runs of a layout the benchmark cached in `dir` at 200 Services. */
+const cachedRuns = (dir: string, layout: string) => JSON.parse(fs.readFileSync(path.join(dir, `load-200x10-${layout}.json`), 'utf8')).runs;
+
+/**
+ * Each ratio over / under is the median of the two runs' ratios (their mean), read here from
+ * the cached runs, and is printed; a run whose CPU rounded to 0 in GNU time's hundredths
+ * gives none, and the line says so.
+ */
+function checkRatios(dir: string, ratios: LoadRatio[], stdout: string): void {
+  for (const q of ratios) {
+    const [a, b] = [cachedRuns(dir, q.over), cachedRuns(dir, q.under)];
+    const of = (key: 'wall' | 'cpu') => {
+      const q2 = [0, 1].map((i) => a[i][q.mode][key] / b[i][q.mode][key]).filter(Number.isFinite);
+      return q2.reduce((x, y) => x + y, 0) / q2.length;
+    };
+    expect(q.wall).toBeCloseTo(of('wall'), 9);
+    const line = `${q.over} / ${q.under} at 200 Services, ${q.mode}: `;
+    if (q.cpu === null) {
+      expect(stdout).toContain(`${line}no ratio (under 0.01 s) in CPU time`);
+      continue;
+    }
+    expect(q.cpu).toBeCloseTo(of('cpu'), 9);
+    expect(stdout).toContain(`${line}${q.cpu.toFixed(2)}x in CPU time, ${q.wall.toFixed(2)}x in wall time`);
+  }
+}
+
+/** Runs fn with a fresh benchmark directory, removed after it. */
+function inBenchDir(fn: (dir: string) => void): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-perf-bench-'));
+  try {
+    fn(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('npm run bench', () => {
   it('measures compile, ovs compile, nft -f and diff, and writes its table as JSON', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-perf-bench-'));
-    try {
+    inBenchDir((dir) => {
       const { report, stdout } = bench(dir, ['--sizes', '12']);
       const commands = report.rows.map((x: { format: string; command: string }) => `${x.format} ${x.command}`);
       expect(commands).toEqual([
@@ -127,16 +162,13 @@ describe('npm run bench', () => {
       expect(stdout).toContain('x compile (');
       // Both formats give the same ruleset.
       expect(fs.readFileSync(path.join(dir, 'out/compile-12.yaml.nft'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'out/compile-12.json.nft'), 'utf8'));
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('npm run bench, the two layouts', () => {
   it('loads both, fresh and as a replace, prints their ratio, and takes the figures from the cache when run again', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-perf-bench-'));
-    try {
+    inBenchDir((dir) => {
       const args = ['--sizes', '200', '--formats', 'yaml', '--no-ovs', '--load-runs', '2'];
       const first = bench(dir, [...args, '--layouts', 'kube-proxy,fast-load']);
       const rows: LoadRow[] = first.report.nft;
@@ -149,29 +181,14 @@ describe('npm run bench, the two layouts', () => {
         expect(row.wallMedian).toBeGreaterThan(0);
         checkModeDetail(row);
       }
-      // Each layout ran twice, back to back with the other: the ratio is the median of the
-      // two runs' ratios, read here from the cached runs.
-      const runs = (layout: string) => JSON.parse(fs.readFileSync(path.join(dir, `load-200x10-${layout}.json`), 'utf8')).runs;
-      const [kp, fl] = [runs('kube-proxy'), runs('fast-load')];
-      expect(kp).toHaveLength(2);
+      // Each layout ran twice, back to back with the other.
+      expect(cachedRuns(dir, 'kube-proxy')).toHaveLength(2);
       const ratios: LoadRatio[] = first.report.nftRatios;
-      expect(ratios.map((x) => `${x.size} ${x.mode}`)).toEqual(['200 fresh', '200 replace', '200 list', '200 diff loop']);
-      for (const q of ratios) {
-        expect(q.sideBySide).toBe(true);
-        // The median of the two runs' ratios (their mean); a run whose CPU rounded to 0 gives none.
-        const of = (key: 'wall' | 'cpu') => {
-          const q2 = [0, 1].map((i) => kp[i][q.mode][key] / fl[i][q.mode][key]).filter(Number.isFinite);
-          return q2.reduce((x, y) => x + y, 0) / q2.length;
-        };
-        expect(q.wall).toBeCloseTo(of('wall'), 9);
-        // A listing's CPU can round to 0 in GNU time's hundredths, and then gives no ratio.
-        if (q.cpu === null) {
-          expect(first.stdout).toContain(`kube-proxy / fast-load at 200 Services, ${q.mode}: no ratio (under 0.01 s) in CPU time`);
-          continue;
-        }
-        expect(q.cpu).toBeCloseTo(of('cpu'), 9);
-        expect(first.stdout).toContain(`kube-proxy / fast-load at 200 Services, ${q.mode}: ${q.cpu.toFixed(2)}x in CPU time, ${q.wall.toFixed(2)}x in wall time`);
-      }
+      expect(ratios.map((x) => `${x.size} ${x.over} / ${x.under} ${x.mode}`)).toEqual(
+        ['fresh', 'replace', 'list', 'diff loop'].map((mode) => `200 kube-proxy / fast-load ${mode}`),
+      );
+      expect(ratios.every((q) => q.sideBySide)).toBe(true);
+      checkRatios(dir, ratios, first.stdout);
       // The rulesets loaded are `compile --layout`'s, and the two differ.
       const ruleset = (layout: string) => fs.readFileSync(path.join(dir, `out/layout-200.${layout}.nft`), 'utf8');
       expect(ruleset('kube-proxy')).toBe(fs.readFileSync(path.join(dir, 'out/compile-200.yaml.nft'), 'utf8'));
@@ -203,16 +220,13 @@ describe('npm run bench, the two layouts', () => {
       expect(apart.stderr).toContain('nft -f of the fast-load layout (');
       expect(apart.report.nftRatios.map((q: LoadRatio) => q.sideBySide)).toEqual([false, false, false, false]);
       expect(apart.stdout).toMatch(/^kube-proxy \/ fast-load at 200 Services, fresh: .* \(not side by side: runs from an earlier benchmark's cache\)$/m);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('npm run bench, fast-load against the map-only table', () => {
   it('loads the hand-made map-only table of the same Services beside fast-load and prints fast-load / map-only run by run', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-perf-bench-'));
-    try {
+    inBenchDir((dir) => {
       const args = ['--sizes', '200', '--formats', 'yaml', '--no-ovs', '--load-runs', '2'];
       // fast-load alone first: its runs are cached, but measured again beside map-only's, so
       // that the ratio compares loads made side by side.
@@ -225,28 +239,11 @@ describe('npm run bench, fast-load against the map-only table', () => {
       // The yardstick is the script's table of the benchmark's cluster, not kproxc's.
       const loaded = fs.readFileSync(path.join(dir, 'out/layout-200.map-only.nft'), 'utf8');
       expect(loaded).toBe(mapOnlyTable(makeCluster(200, { endpoints: 10, mixed: true })));
-      const runs = (layout: string) => JSON.parse(fs.readFileSync(path.join(dir, `load-200x10-${layout}.json`), 'utf8')).runs;
-      const [fl, mo] = [runs('fast-load'), runs('map-only')];
-      expect(mo).toHaveLength(2);
+      expect(cachedRuns(dir, 'map-only')).toHaveLength(2);
       const ratios: LoadRatio[] = report.nftRatios;
       expect(ratios.map((x) => `${x.over} / ${x.under} ${x.mode}`)).toEqual(['fast-load / map-only fresh', 'fast-load / map-only replace', 'fast-load / map-only list']);
       expect(ratios.every((x) => x.sideBySide)).toBe(true);
-      for (const q of ratios) {
-        const of = (key: 'wall' | 'cpu') => {
-          const q2 = [0, 1].map((i) => fl[i][q.mode][key] / mo[i][q.mode][key]).filter(Number.isFinite);
-          return q2.reduce((x, y) => x + y, 0) / q2.length;
-        };
-        expect(q.wall).toBeCloseTo(of('wall'), 9);
-        if (q.cpu !== null) expect(q.cpu).toBeCloseTo(of('cpu'), 9);
-      }
-      const fresh = ratios[0];
-      expect(stdout).toContain(
-        fresh.cpu === null
-          ? 'fast-load / map-only at 200 Services, fresh: no ratio (under 0.01 s) in CPU time'
-          : `fast-load / map-only at 200 Services, fresh: ${fresh.cpu.toFixed(2)}x in CPU time, ${fresh.wall.toFixed(2)}x in wall time`,
-      );
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+      checkRatios(dir, ratios, stdout);
+    });
   });
 });
