@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The benchmark: kproxc on clusters of 1,000, 10,000 and 50,000 Services x 10 endpoints
-// (scripts/gen-snapshot.mjs --mixed), as YAML and as JSON. It times `compile` (nftables
+// (scripts/gen-snapshot.mjs --mixed; --endpoints for another count a Service), as YAML and as JSON. It times `compile` (nftables
 // and ovs) and `diff` (one endpoint moved to another Service, reading the live JSON
 // included) as whole processes, several runs each, and real `nft -f` loading the
 // ruleset compiled in each layout (`--layout kube-proxy` and `fast-load`) into a private
@@ -14,6 +14,7 @@
 //
 //   npm run bench -- [--sizes 1000,10000,50000] [--runs 5] [--formats yaml,json]
 //                    [--nft-max 10000] [--layouts kube-proxy,fast-load,map-only] [--load-runs 1]
+//                    [--endpoints 10]
 //                    [--no-nft] [--no-ovs] [--json FILE] [--dir DIR]
 //
 // `diff --backend ovs` (one endpoint moved, one Service removed) is timed against the
@@ -50,7 +51,6 @@ import { mapOnlyTable } from './map-only-table.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin/kproxc');
 const CALIBRATION = path.join(ROOT, 'scripts/bench-calibration.mjs');
-const ENDPOINTS = 10;
 
 function options(argv) {
   const get = (name, dflt) => {
@@ -61,6 +61,10 @@ function options(argv) {
   const o = {
     sizes: list(get('--sizes', '1000,10000,50000')).map(Number),
     runs: Number(get('--runs', '5')),
+    // Endpoints a Service: the issue's figures are for 10; kube-proxy's own measurement of
+    // a shared endpoints map (kubernetes/kubernetes #140362) is for 1, where chains a
+    // Service weigh more than endpoints.
+    endpoints: Number(get('--endpoints', '10')),
     formats: list(get('--formats', 'yaml,json')),
     nftMax: Number(get('--nft-max', '10000')),
     layouts: list(get('--layouts', LAYOUTS.join(','))),
@@ -74,6 +78,7 @@ function options(argv) {
     throw new Error('--sizes takes whole numbers, --runs a whole number of at least 1');
   }
   if (!Number.isInteger(o.loadRuns) || o.loadRuns < 1) throw new Error('--load-runs takes a whole number of at least 1');
+  if (!Number.isInteger(o.endpoints) || o.endpoints < 1) throw new Error('--endpoints takes a whole number of at least 1');
   for (const l of o.layouts) if (!LAYOUTS.includes(l)) throw new Error(`--layouts: ${LAYOUTS.join(' or ')}, not ${l}`);
   for (const f of o.formats) if (f !== 'yaml' && f !== 'json') throw new Error(`--formats: yaml or json, not ${f}`);
   return o;
@@ -86,10 +91,10 @@ const median = (xs) => {
 const loadAverage = () => os.loadavg().map((x) => Number(x.toFixed(2)));
 
 /** The snapshot of a size (base, with one endpoint moved, or with one Service removed), written once and cached. */
-function snapshot(dir, size, format, moved, removed = false) {
-  const file = path.join(dir, `snap-${size}x${ENDPOINTS}${moved ? '-moved' : ''}${removed ? '-removed' : ''}.${format}`);
+function snapshot(o, size, format, moved, removed = false) {
+  const file = path.join(o.dir, `snap-${size}x${o.endpoints}${moved ? '-moved' : ''}${removed ? '-removed' : ''}.${format}`);
   if (fs.existsSync(file)) return file;
-  const cluster = makeCluster(size, { endpoints: ENDPOINTS, mixed: true });
+  const cluster = makeCluster(size, { endpoints: o.endpoints, mixed: true });
   // Service 8 is a LoadBalancer with a NodePort: the most flows a Service of the mix has.
   if (removed) cluster.services.splice(8 % size, 1);
   if (moved) {
@@ -148,7 +153,7 @@ async function benchSize(o, size, rows, loads) {
   let live;
   let loaded = false;
   for (const format of o.formats) {
-    const input = snapshot(o.dir, size, format, false);
+    const input = snapshot(o, size, format, false);
     const nftOut = path.join(outDir, `compile-${size}.${format}.nft`);
     const calibration = { name: 'calibration', script: CALIBRATION, args: [] };
     const compile = { name: 'compile', script: BIN, args: ['compile', input, '-o', nftOut] };
@@ -171,8 +176,8 @@ async function benchSize(o, size, rows, loads) {
       const ovsCompile = { name: 'ovs compile', script: BIN, args: ['compile', '--backend', 'ovs', input, '-o', ovsOut] };
       const live = ['--backend', 'ovs', '--live-flows', bridge.flows, '--live-groups', bridge.groups];
       for (const [what, snap] of [
-        ['1 endpoint moved', snapshot(o.dir, size, format, true)],
-        ['1 Service removed', snapshot(o.dir, size, format, false, true)],
+        ['1 endpoint moved', snapshot(o, size, format, true)],
+        ['1 Service removed', snapshot(o, size, format, false, true)],
       ]) {
         const out = path.join(outDir, `diff-${size}.${format}.${what.split(' ')[1]}.ofctl`);
         row(`ovs diff (${what})`, ['diff', snap, ...live], out, ovsCompile);
@@ -181,10 +186,10 @@ async function benchSize(o, size, rows, loads) {
     }
     if (o.nft && size <= o.nftMax) {
       if (!loaded) {
-        live = await nftLoads(o, size, input, snapshot(o.dir, size, format, true), nftOut, loads);
+        live = await nftLoads(o, size, input, snapshot(o, size, format, true), nftOut, loads);
         loaded = true;
       }
-      const moved = snapshot(o.dir, size, format, true);
+      const moved = snapshot(o, size, format, true);
       if (live) row('diff (1 endpoint moved)', ['diff', moved, '--live', live.liveFile], path.join(outDir, `diff-${size}.${format}.nft`), compile);
     }
   }
@@ -198,10 +203,10 @@ async function benchSize(o, size, rows, loads) {
  * `compiled` is the default compile's output, the kube-proxy layout.
  */
 async function nftLoads(o, size, input, moved, compiled, loads) {
-  const tag = `${size}x${ENDPOINTS}`;
+  const tag = `${size}x${o.endpoints}`;
   const ruleset = (layout) => {
     const file = path.join(o.dir, 'out', `layout-${size}.${layout}.nft`);
-    if (layout === 'map-only') fs.writeFileSync(file, mapOnlyTable(makeCluster(size, { endpoints: ENDPOINTS, mixed: true })));
+    if (layout === 'map-only') fs.writeFileSync(file, mapOnlyTable(makeCluster(size, { endpoints: o.endpoints, mixed: true })));
     else execFileSync(BIN, ['compile', '--layout', layout, input, '-o', file], { stdio: ['ignore', 'ignore', 'inherit'] });
     return file;
   };
@@ -241,9 +246,10 @@ function fmtTable(rows, loads) {
 }
 
 /** The issue's targets, where the figures for them were measured. */
-function checks(rows, loads) {
+function checks(rows, loads, endpoints) {
   const get = (size, format, command) => rows.find((r) => r.size === size && r.format === format && r.command === command);
   const out = [];
+  if (endpoints !== 10) out.push(`(the targets are the issue's, set for 10 endpoints a Service; these Services have ${endpoints})`);
   const c10 = get(10000, 'yaml', 'compile');
   if (c10) {
     out.push(`10k YAML compile median ${c10.wallMedian.toFixed(2)} s (target <= 2 s), peak ${c10.rssMB} MB (target <= 1024 MB)`);
@@ -302,12 +308,12 @@ async function main() {
   const o = options(process.argv.slice(2));
   fs.mkdirSync(o.dir, { recursive: true });
   const machine = { cpus: os.cpus().length, memGB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadStart: loadAverage() };
-  console.error(`kproxc benchmark: ${o.sizes.join(', ')} Services x ${ENDPOINTS} endpoints, ${o.runs} runs each; load average ${machine.loadStart.join(' ')}`);
+  console.error(`kproxc benchmark: ${o.sizes.join(', ')} Services x ${o.endpoints} endpoints, ${o.runs} runs each; load average ${machine.loadStart.join(' ')}`);
   const rows = [];
   const loads = { rows: [], ratios: [], skipped: [] };
   for (const size of o.sizes) await benchSize(o, size, rows, loads);
   machine.loadEnd = loadAverage();
-  const report = { machine, runs: o.runs, endpointsPerService: ENDPOINTS, rows, nft: loads.rows, nftRatios: loads.ratios, nftSkipped: loads.skipped, checks: checks(rows, loads) };
+  const report = { machine, runs: o.runs, endpointsPerService: o.endpoints, rows, nft: loads.rows, nftRatios: loads.ratios, nftSkipped: loads.skipped, checks: checks(rows, loads, o.endpoints) };
   console.log(fmtTable(rows, loads));
   for (const c of report.checks) console.log(c);
   console.log(`load average: start ${machine.loadStart.join(' ')}, end ${machine.loadEnd.join(' ')} (${machine.cpus} CPUs)`);

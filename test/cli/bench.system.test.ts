@@ -247,3 +247,22 @@ describe('npm run bench, fast-load against the map-only table', () => {
     });
   });
 });
+
+describe('npm run bench --endpoints', () => {
+  it('benchmarks Services with another count of endpoints, the map-only table of the same Services beside fast-load', () => {
+    inBenchDir((dir) => {
+      const { report, stdout } = bench(dir, ['--sizes', '40', '--endpoints', '1', '--formats', 'yaml', '--no-ovs', '--layouts', 'fast-load,map-only']);
+      expect(report.endpointsPerService).toBe(1);
+      const cluster = makeCluster(40, { endpoints: 1, mixed: true });
+      // One endpoint a Service, in the snapshot kproxc compiled and in the yardstick.
+      const snapshot = fs.readFileSync(path.join(dir, 'snap-40x1.yaml'), 'utf8');
+      expect(snapshot.match(/^kind: EndpointSlice$/gm)).toHaveLength(cluster.services.length);
+      expect(snapshot.match(/^- addresses:$/gm)).toHaveLength(cluster.services.reduce((n, s) => n + s.endpoints.length, 0));
+      expect(cluster.services.every((s) => s.endpoints.length <= 1)).toBe(true);
+      expect(fs.readFileSync(path.join(dir, 'out/layout-40.map-only.nft'), 'utf8')).toBe(mapOnlyTable(cluster));
+      const rows: LoadRow[] = report.nft;
+      expect(rows.map((x) => `${x.size} ${x.layout} ${x.mode}`)).toEqual(MODE_ROWS(40, ['fast-load', 'map-only']));
+      expect(stdout).toContain("(the targets are the issue's, set for 10 endpoints a Service; these Services have 1)");
+    });
+  });
+});
