@@ -2,7 +2,8 @@
 // traffic, read from kube-proxy's layout (the service-ips and service-nodeports maps name
 // a Service port's chain; its endpoint chains' names give the endpoints' addresses, and
 // the policy chain's own DNATs where a port has no endpoint chains: from 1.36 without
-// affinity, and fast-load's rules that update the affinity set and DNAT), and
+// affinity, and fast-load's rules that update the affinity set and DNAT, and its chains
+// shared by Service ports, whose maps are keyed by the destination), and
 // the clean-up as commands of the conntrack tool. The compiled tables are read the same
 // way, so both sides agree on what "translated" means.
 import { parseEndpointChain, parseServicePortChain, SERVICE_IPS_MAP, SERVICE_NODEPORTS_MAP } from '../backends/nftables/names.js';
@@ -34,6 +35,7 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
     const texts = view.rules(i).map(ruleText);
     for (const ip of [...dnatTargets(texts, family), ...mapped(texts)]) addEndpoint(endpointsOf, servicePortKey(chain.id), ip);
   }
+  const shared = sharedChainTargets(view, family);
   const services = new Map<string, IP[]>();
   const nodePorts = new Map<number, IP[]>();
   for (const s of view.sets) {
@@ -42,13 +44,57 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
     s.keys.forEach((key, i) => {
       if (!key.includes(UDP) && !key.startsWith('udp . ')) return;
       const [value] = JSON.parse(s.valueKey(i)) as [{ target?: string } | null];
-      const chain = value?.target ? parseServicePortChain(value.target) : undefined;
-      const endpoints = (chain && endpointsOf.get(servicePortKey(chain.id))) || [];
-      if (name === SERVICE_NODEPORTS_MAP) nodePorts.set(Number(key.slice('udp . '.length)), endpoints);
+      const target = value?.target;
+      const chain = target ? parseServicePortChain(target) : undefined;
+      // The destination as the shared chains' maps key it: address and port, or the NodePort.
+      const destination = name === SERVICE_NODEPORTS_MAP ? key.slice('udp . '.length) : key.replace(UDP, ' . ');
+      const endpoints = (chain ? endpointsOf.get(servicePortKey(chain.id)) : target && shared(target, destination)) || [];
+      if (name === SERVICE_NODEPORTS_MAP) nodePorts.set(Number(destination), endpoints);
       else services.set(key.replace(UDP, ' '), endpoints);
     });
   }
   return { services, nodePorts };
+}
+
+/**
+ * fast-load's chains shared by Service ports (shared-dnat.ts): a `service-ips` or
+ * `service-nodeports` element that goes to a chain DNATing with `... udp dport . numgen
+ * random mod N map @M` (itself, or after a `goto`) reaches the addresses of M's elements
+ * `DESTINATION . 0` .. `DESTINATION . N-1`, its destination being the element's address
+ * and port, or its NodePort.
+ */
+function sharedChainTargets(view: LiveTableView, family: IPFamily): (chain: string, destination: string) => IP[] | undefined {
+  const chainIndex = new Map<string, number>();
+  for (let i = 0; i < view.chainCount; i++) chainIndex.set(view.chainName(i), i);
+  const valueOf = new Map<string, string>();
+  for (const s of view.sets) {
+    if (!s.set.data) continue;
+    s.keys.forEach((key, i) => {
+      const [value] = JSON.parse(s.valueKey(i)) as [string | null];
+      if (value) valueOf.set(`${s.set.name} ${key}`, value);
+    });
+  }
+  const dnatOf = (chain: string, hops: number): { n: number; map: string } | undefined => {
+    const i = chainIndex.get(chain);
+    if (i === undefined) return undefined;
+    for (const text of view.rules(i).map(ruleText)) {
+      const m = / to (?:ip6? daddr \. )?udp dport \. numgen random mod ([0-9]+) map @(\S+)$/.exec(text);
+      if (m) return { n: Number(m[1]), map: m[2] };
+      const next = /^goto (\S+)$/.exec(text);
+      if (next && hops > 0) return dnatOf(next[1], hops - 1);
+    }
+    return undefined;
+  };
+  return (chain, destination) => {
+    const dnat = dnatOf(chain, 1);
+    if (!dnat) return undefined;
+    const out: IP[] = [];
+    for (let i = 0; i < dnat.n; i++) {
+      const ip = parseIP(valueOf.get(`${dnat.map} ${destination} . ${i}`)?.split(' . ')[0] ?? '');
+      if (ip && ip.family === family) out.push(ip);
+    }
+    return out;
+  };
 }
 
 /**

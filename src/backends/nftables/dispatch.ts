@@ -11,47 +11,78 @@ import type { ServicePortPlan } from './plan.js';
 
 export type ElementConflictHandler = (plan: ServicePortPlan, set: string, key: KeyPart[]) => void;
 
+/** The destinations of a Service port that are its own (claims.ts): what its dispatch elements are keyed by. */
+export interface OwnedDestinations {
+  clusterIP?: IP;
+  externalIPs: IP[];
+  loadBalancerVIPs: IP[];
+  nodePort?: number;
+}
+
+export function ownedDestinations(plan: ServicePortPlan, claims: Claims): OwnedDestinations {
+  const { sp } = plan;
+  return {
+    clusterIP: claims.owns(sp, 'ClusterIP', sp.clusterIP) ? sp.clusterIP : undefined,
+    externalIPs: sp.externalIPs.filter((ip) => claims.owns(sp, 'external IP', ip)),
+    loadBalancerVIPs: sp.loadBalancerVIPs.filter((ip) => claims.owns(sp, 'load-balancer IP', ip)),
+    nodePort: sp.nodePort !== 0 && claims.owns(sp, 'NodePort') ? sp.nodePort : undefined,
+  };
+}
+
+/**
+ * Where a Service port's traffic is sent: ClusterIP traffic to `internal`, traffic to its
+ * external and load-balancer IPs to `external`, NodePort traffic to `nodePort`. kube-proxy's
+ * are the port's own chains (its policy chain, its external chain for both); fast-load's
+ * chains shared by many Service ports are others (fast-load/shared-dnat.ts).
+ */
+export interface DispatchRoute {
+  internal: string;
+  external: string;
+  nodePort: string;
+}
+
+/** The port's own chains, as kube-proxy sends to them. */
+export const ownChains = (plan: ServicePortPlan): DispatchRoute => ({ internal: plan.internalChain, external: plan.chains.external, nodePort: plan.chains.external });
+
 function protoPart(plan: ServicePortPlan): KeyPart {
   return { t: 'proto', name: plan.proto };
 }
 
-export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, claims: Claims, onConflict: ElementConflictHandler): void {
+export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, owned: OwnedDestinations, route: DispatchRoute, onConflict: ElementConflictHandler): void {
   const { sp } = plan;
-  const externalIPs = sp.externalIPs.filter((ip) => claims.owns(sp, 'external IP', ip));
-  const loadBalancerVIPs = sp.loadBalancerVIPs.filter((ip) => claims.owns(sp, 'load-balancer IP', ip));
   const ipKey = (ip: IP): KeyPart[] => [{ t: 'ip', ip }, protoPart(plan), { t: 'port', n: sp.port }];
   const add = (set: string, key: KeyPart[], value?: Verdict, comment?: string) => {
     if (!b.element({ set, key, value, comment })) onConflict(plan, set, key);
   };
-  const toExternal: Verdict = { kind: 'goto', target: plan.chains.external };
+  const toExternal: Verdict = { kind: 'goto', target: route.external };
 
   b.element({ set: N.CLUSTER_IPS_SET, key: [{ t: 'ip', ip: sp.clusterIP }] });
-  if (claims.owns(sp, 'ClusterIP', sp.clusterIP)) {
-    if (plan.hasInternalEndpoints) add(N.SERVICE_IPS_MAP, ipKey(sp.clusterIP), { kind: 'goto', target: plan.internalChain });
-    else add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(sp.clusterIP), plan.internalFilterVerdict, plan.nameString);
+  if (owned.clusterIP) {
+    if (plan.hasInternalEndpoints) add(N.SERVICE_IPS_MAP, ipKey(owned.clusterIP), { kind: 'goto', target: route.internal });
+    else add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(owned.clusterIP), plan.internalFilterVerdict, plan.nameString);
   }
 
-  for (const ip of externalIPs) {
+  for (const ip of owned.externalIPs) {
     if (plan.endpoints.hasAnyEndpoints) add(N.SERVICE_IPS_MAP, ipKey(ip), toExternal);
     // No endpoints at all (reject), or none for external traffic (drop what the external
     // chain did not short-circuit).
     if (!plan.hasExternalEndpoints) add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(ip), plan.externalFilterVerdict, plan.nameString);
   }
 
-  for (const ip of loadBalancerVIPs) {
+  for (const ip of owned.loadBalancerVIPs) {
     if (plan.endpoints.hasAnyEndpoints) add(N.SERVICE_IPS_MAP, ipKey(ip), toExternal);
     if (plan.usesFirewall) {
       add(N.FIREWALL_IPS_MAP, ipKey(ip), { kind: 'goto', target: plan.chains.firewall }, plan.nameString);
     }
   }
   if (!plan.hasExternalEndpoints) {
-    for (const ip of loadBalancerVIPs) add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(ip), plan.externalFilterVerdict, plan.nameString);
+    for (const ip of owned.loadBalancerVIPs) add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(ip), plan.externalFilterVerdict, plan.nameString);
   }
 
-  if (sp.nodePort !== 0 && claims.owns(sp, 'NodePort')) {
-    const key: KeyPart[] = [protoPart(plan), { t: 'port', n: sp.nodePort }];
+  if (owned.nodePort !== undefined) {
+    const key: KeyPart[] = [protoPart(plan), { t: 'port', n: owned.nodePort }];
     // NodePorts are not subject to loadBalancerSourceRanges (kube-proxy cannot change that).
-    if (plan.endpoints.hasAnyEndpoints) add(N.SERVICE_NODEPORTS_MAP, key, toExternal);
+    if (plan.endpoints.hasAnyEndpoints) add(N.SERVICE_NODEPORTS_MAP, key, { kind: 'goto', target: route.nodePort });
     if (!plan.hasExternalEndpoints) add(N.NO_ENDPOINT_NODEPORTS_MAP, key, plan.externalFilterVerdict, plan.nameString);
   }
 }

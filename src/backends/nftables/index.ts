@@ -6,7 +6,7 @@ import type { Table } from '../../nft/objects.js';
 import { TableBuilder, keyString, type RuleStore } from '../../nft/ruleset.js';
 import { resolveClaims } from '../claims.js';
 import { familyContext } from './context.js';
-import { emitDispatch } from './dispatch.js';
+import { emitDispatch, ownChains, ownedDestinations } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
 import { layoutEmitters, type Layout, type OutputFormat, type TableEmitters } from './layout.js';
 import { TABLE_COMMENT } from './names.js';
@@ -46,10 +46,12 @@ function emitFamilyTable(b: TableBuilder, m: FamilyModel, warnings: Diagnostic[]
     // Chains before what refers to them (endpoints, then the chains and map elements that
     // jump to them), so the builder finds each reference at once. The output prints the
     // chains in this order: a Service port's chains stand together.
+    const owned = ownedDestinations(plan, claims);
     emitEndpoints(b, ctx, plan, emit.affinity);
     emit.firewall(b, ctx, plan);
-    emitPolicyChains(b, ctx, m, plan, emit);
-    emitDispatch(b, plan, claims, (p, set, key) => {
+    const shared = emit.sharedChains?.(b, ctx, plan, owned);
+    if (!shared) emitPolicyChains(b, ctx, m, plan, emit);
+    emitDispatch(b, plan, owned, shared ?? ownChains(plan), (p, set, key) => {
       // Every destination has one owner (claims.ts), and one owner asks for one verdict.
       throw new InternalError(`${set} element ${keyString(key)} of ${servicePortKey(p.sp.id)} clashes with an element already there`);
     });

@@ -9,6 +9,7 @@ import type { Endpoint, FamilyModel } from '../../model/types.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import { PER_ENDPOINT_AFFINITY, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
+import type { DispatchRoute, OwnedDestinations } from './dispatch.js';
 import { AFFINITY_SET } from './fast-load/affinity.js';
 import { fastLoadEmitters } from './fast-load/index.js';
 import { emitFirewall } from './firewall.js';
@@ -48,6 +49,12 @@ export interface ServicePortEmitters {
   firewall(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void;
   selection: EndpointSelection;
   affinity: AffinityForm;
+  /**
+   * For a Service port that needs no chains of its own, their work done by chains shared
+   * with other ports: where its dispatch elements go (fast-load/shared-dnat.ts). Undefined
+   * (or none given) for a port that keeps its own chains.
+   */
+  sharedChains?(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute | undefined;
 }
 
 /** The part of a table no Service port owns: base chains and their jumps, the fixed chains, sets and maps. */

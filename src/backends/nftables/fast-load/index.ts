@@ -1,6 +1,7 @@
 // The fast-load layout: kube-proxy's behaviour in a table the kernel loads far faster
 // (docs/fast-load.md has the measurements and the proofs). In text there are no endpoint
-// chains: a Service port without affinity draws its endpoint from a table-wide endpoint map,
+// chains: a Service port without affinity or Local policy has no chains of its own either
+// (shared-dnat.ts); another without affinity draws its endpoint from a table-wide endpoint map,
 // one with affinity updates one table-wide set and DNATs in its Service chain's own rules,
 // and hairpin is kube-proxy 1.36's set. JSON cannot declare those `typeof` sets on nft
 // 1.0.6: it keeps endpoint chains, chosen by rules, and kube-proxy's per-endpoint affinity
@@ -10,10 +11,16 @@ import type { ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
 import { emitRuleFirewall } from './firewall.js';
 import { emitMapSelection, emitUniformSelection } from './selection.js';
+import { emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
 
 /** One table's emitters: with maps and the table-wide affinity set (text), or chains and per-endpoint sets (JSON). */
 export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
   return form === 'maps'
-    ? { firewall: emitRuleFirewall, selection: emitMapSelection, affinity: TABLE_WIDE_AFFINITY }
+    ? {
+        firewall: emitRuleFirewall,
+        selection: emitMapSelection,
+        affinity: TABLE_WIDE_AFFINITY,
+        sharedChains: (b, ctx, plan, owned) => (sharesDnatChains(plan) ? emitSharedDnat(b, ctx, plan, owned) : undefined),
+      }
     : { firewall: emitRuleFirewall, selection: emitUniformSelection, affinity: PER_ENDPOINT_AFFINITY };
 }

@@ -1,0 +1,107 @@
+// Service ports without chains of their own. kube-proxy gives every Service port a policy
+// chain (and an external chain when it has a NodePort, external or load-balancer IPs);
+// where the port has neither session affinity nor a Local traffic policy those chains do
+// the same for every Service port with as many endpoints: mark external traffic for
+// masquerade, then DNAT to one of the endpoints at random. fast-load sends such a port's
+// `service-ips` and `service-nodeports` elements to chains shared by every Service port of
+// its protocol and endpoint count, which find the endpoint in a map keyed by the packet's
+// own destination and a draw:
+//
+//   chain dnat-tcp-3          { dnat ip to ip daddr . tcp dport . numgen random mod 3 map @service-endpoints-tcp-3 }
+//   chain dnat-external-tcp-3 { mark set mark or 0x00004000 ; goto dnat-tcp-3 }
+//   chain dnat-nodeport-tcp-3 { mark set mark or 0x00004000 ; dnat ip to tcp dport . numgen random mod 3 map @nodeport-endpoints-tcp-3 }
+//
+// with the elements `A . P . i : E_i . P_i` for each address A the port is reached on
+// (ClusterIP, external and load-balancer IPs) and `N . i : E_i . P_i` for its NodePort N,
+// in kube-proxy's endpoint order: draw i of N (each 1/N) finds kube-proxy's endpoint i.
+// The kernel pays for chains and rules, not for elements (docs/fast-load.md): with one
+// endpoint a Service the per-port chains were most of the table. A map per protocol and
+// count is bound by one rule, so no element is checked against many rules' bindings.
+//
+// The rule holds no `meta l4proto` match: the key's `tcp dport` brings nft's own
+// dependency on the protocol, and nft 1.0.6 lists the rule without one (a match written
+// here would never list back, and the diff would rewrite it every time).
+import { InternalError } from '../../../diag/diagnostic.js';
+import type { IP } from '../../../net/ip.js';
+import { concat, goto, payload, type Expr } from '../../../nft/expr.js';
+import type { KeyPart } from '../../../nft/objects.js';
+import { keyString, type TableBuilder } from '../../../nft/ruleset.js';
+import type { FamilyContext } from '../context.js';
+import type { DispatchRoute, OwnedDestinations } from '../dispatch.js';
+import type { L4Proto, ServicePortPlan } from '../plan.js';
+
+/**
+ * Whether the port's chains would do nothing but the shared chains' work: no session
+ * affinity (a lookup per endpoint, in the port's own chain), Cluster policy for internal
+ * and external traffic (Local policy short-circuits and drops in the external chain), and
+ * endpoints for both.
+ */
+export function sharesDnatChains(plan: ServicePortPlan): boolean {
+  const { sp } = plan;
+  return (
+    sp.affinityTimeout === undefined &&
+    !sp.internalPolicyLocal &&
+    !sp.externalPolicyLocal &&
+    plan.usesClusterPolicyChain &&
+    !plan.usesLocalPolicyChain &&
+    plan.hasInternalEndpoints &&
+    plan.hasExternalEndpoints
+  );
+}
+
+/** The names of the shared chains and maps of a protocol and endpoint count. */
+export function sharedDnatNames(proto: L4Proto, n: number) {
+  return {
+    internal: `dnat-${proto}-${n}`,
+    external: `dnat-external-${proto}-${n}`,
+    nodePort: `dnat-nodeport-${proto}-${n}`,
+    addressMap: `service-endpoints-${proto}-${n}`,
+    nodePortMap: `nodeport-endpoints-${proto}-${n}`,
+  };
+}
+
+const draw = (n: number): Expr => ({ t: 'numgen', mod: n });
+
+/**
+ * The port's endpoints as elements of the shared maps, keyed by each destination it owns,
+ * and the chains its dispatch elements go to; the chains and maps are made with the first
+ * port that uses them.
+ */
+export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute {
+  const { proto, sp } = plan;
+  // Each destination has one owner (claims.ts), so no two ports write one key.
+  const add = (set: string, key: KeyPart[], data: KeyPart[]) => {
+    if (!b.element({ set, key, data })) throw new InternalError(`${set} element ${keyString(key)} written twice`);
+  };
+  const endpoints = plan.endpoints.clusterEndpoints;
+  const names = sharedDnatNames(proto, endpoints.length);
+  const dport = payload(proto, 'dport');
+  const endpointOf = endpoints.map((ep): KeyPart[] => [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }]);
+  const data = { types: [ctx.addrType, 'inet_service' as const], typeof: concat(ctx.daddr, dport) };
+
+  const addresses: IP[] = [...(owned.clusterIP ? [owned.clusterIP] : []), ...owned.externalIPs, ...owned.loadBalancerVIPs];
+  if (addresses.length > 0 && !b.hasChain(names.internal)) {
+    b.set({ name: names.addressMap, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, dport, draw(1)), data });
+    b.chain({ name: names.internal });
+    b.rule({ chain: names.internal, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(ctx.daddr, dport, draw(endpoints.length)), map: names.addressMap }] });
+  }
+  for (const ip of addresses) {
+    endpointOf.forEach((value, i) => add(names.addressMap, [{ t: 'ip', ip }, { t: 'port', n: sp.port }, { t: 'int', n: i }], value));
+  }
+  if (owned.externalIPs.length + owned.loadBalancerVIPs.length > 0 && !b.hasChain(names.external)) {
+    b.chain({ name: names.external });
+    b.rule({ chain: names.external, stmts: [ctx.markForMasquerade] });
+    b.rule({ chain: names.external, stmts: [goto(names.internal)] });
+  }
+  if (owned.nodePort !== undefined) {
+    if (!b.hasChain(names.nodePort)) {
+      b.set({ name: names.nodePortMap, kind: 'map', keyType: ['inet_service', 'integer'], typeof: concat(dport, draw(1)), data });
+      b.chain({ name: names.nodePort });
+      b.rule({ chain: names.nodePort, stmts: [ctx.markForMasquerade] });
+      b.rule({ chain: names.nodePort, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(dport, draw(endpoints.length)), map: names.nodePortMap }] });
+    }
+    const nodePort = owned.nodePort;
+    endpointOf.forEach((value, i) => add(names.nodePortMap, [{ t: 'port', n: nodePort }, { t: 'int', n: i }], value));
+  }
+  return names;
+}
