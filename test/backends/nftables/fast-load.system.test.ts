@@ -59,18 +59,36 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
       }));
   }
 
-  it('a Service port whose endpoints listen on different ports (addresses and ports in its map)', async () => {
+  describe('a Service port whose endpoints listen on different ports (addresses and ports in its map)', () => {
     const file = path.join(ROOT, 'fixtures/endpoint-ports-differ.yaml');
-    expect(await compiled(file, 'fast-load')).toMatch(/dnat ip addr \. port to numgen random mod 3 offset \d+ map @endpoints-tcp-/);
     const cases = [
       { name: 'from outside', src: LAB.clientExternal, dst: '172.30.0.51', port: 80 },
       { name: 'from a pod', src: LAB.clientPod, dst: '172.30.0.51', port: 80 },
       { name: 'NodePort', src: LAB.clientExternal, dst: LAB.nodeIPs[0], port: 30080 },
     ];
-    const rows = await crossCheck(file, cases);
-    for (const row of rows) expect(row.real, row.packet).toEqual(row.traced);
-    // Each endpoint on its own port: 8080 for two of them, 9090 for the third.
-    expect(rows[0].real.endpoints).toEqual(['10.180.0.1:8080', '10.180.0.2:8080', '10.180.0.3:9090']);
+    async function check(yaml: string, form: RegExp) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-ports-'));
+      try {
+        const f = path.join(dir, 'cluster.yaml');
+        fs.writeFileSync(f, yaml);
+        expect(await compiled(f, 'fast-load')).toMatch(form);
+        const rows = await crossCheck(f, cases);
+        for (const row of rows) expect(row.real, row.packet).toEqual(row.traced);
+        // Each endpoint on its own port: 8080 for two of them, 9090 for the third.
+        expect(rows[0].real.endpoints).toEqual(['10.180.0.1:8080', '10.180.0.2:8080', '10.180.0.3:9090']);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+
+    it('Cluster policy: the DNAT chains shared by Service ports of three endpoints', () =>
+      check(fs.readFileSync(file, 'utf8'), /^\t\tdnat ip addr \. port to ip daddr \. tcp dport \. numgen random mod 3 map @service-endpoints-tcp$/m));
+
+    it('Local external policy: the port\'s own chains, drawing from an endpoint map of addresses and ports', () => {
+      const local = fs.readFileSync(file, 'utf8').replace('  type: NodePort\n', '  type: NodePort\n  externalTrafficPolicy: Local\n');
+      expect(local).toContain('externalTrafficPolicy: Local');
+      return check(local, /dnat ip addr \. port to numgen random mod 3 offset \d+ map @endpoints-tcp-/);
+    });
   });
 
   it("kube-proxy's overall ruleset with the flows of its packet tracer", async () => {
@@ -154,8 +172,8 @@ describe('the fast-load layout loads', () => {
     it(`as ${format}, with the same chains as kube-proxy's layout`, async () => {
       const fl = await kproxc(['compile', '--layout', 'fast-load', '--format', format, '-'], yaml);
       // fast-load keeps the chains of kube-proxy 1.36's table in text but the endpoint
-      // chains of Services without affinity (their endpoints are map elements), of 1.35's in
-      // JSON (endpoint chains).
+      // chains of Services without affinity (their endpoints are map elements) and the chains
+      // of ports that share DNAT chains, of 1.35's in JSON (endpoint chains).
       const kp = await kproxc(['compile', '--format', format, '--kube-proxy-version', format === 'json' ? '1.35' : '1.36', '-'], yaml);
       // kube-proxy's endpoint chains that update an affinity set.
       const affinityChains = new Set([...kp.stdout.matchAll(/^\tchain (endpoint-\S+) \{\n\t\tupdate @affinity-/gm)].map((m) => m[1]));
@@ -171,7 +189,17 @@ describe('the fast-load layout loads', () => {
       expect(chains.length).toBeGreaterThan(format === 'json' ? 2000 : 300);
       const kpChains = await chainsOf(kp.stdout);
       if (format === 'text') expect(kpChains.filter((c) => c.startsWith('endpoint-')).length).toBeGreaterThan(200);
-      expect(chains).toEqual(format === 'json' ? kpChains : kpChains.filter((c) => !c.startsWith('endpoint-') || affinityChains.has(c)));
+      if (format === 'json') return expect(chains).toEqual(kpChains);
+      // A Service port without affinity or Local policy has no chains of its own: its
+      // traffic goes to DNAT chains shared by the ports of its protocol and endpoint count
+      // (fast-load.test.ts checks that they reach the same endpoints).
+      const own = kpChains.filter((c) => !c.startsWith('endpoint-') || affinityChains.has(c));
+      const shared = chains.filter((c) => /^dnat-(external-|nodeport-)?(tcp|udp|sctp)-\d+$/.test(c));
+      expect(shared.length).toBeGreaterThan(2);
+      const gone = own.filter((c) => !chains.includes(c));
+      expect(gone.length).toBeGreaterThan(100);
+      for (const c of gone) expect(c).toMatch(/^(service|external)-/);
+      expect(chains.filter((c) => !shared.includes(c))).toEqual(own.filter((c) => !gone.includes(c)));
     });
   }
 });
@@ -275,19 +303,30 @@ describe('diff --layout', () => {
   }
 
   it('moves a table of the earlier endpoint maps (two-field keys, addresses and ports) to today\'s in one transaction, and converges', async () => {
-    const now = await compiled(labFile, 'fast-load');
+    // spread with Local external policy keeps its chains, whose endpoints are in a map.
+    const local = base.replace(
+      'spec: {type: ClusterIP, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080}]}',
+      'spec: {type: NodePort, externalTrafficPolicy: Local, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080, nodePort: 30010}]}',
+    );
+    expect(local).not.toBe(base);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-'));
+    const localFile = path.join(dir, 'cluster.yaml');
+    fs.writeFileSync(localFile, local);
+    const now = await compiled(localFile, 'fast-load');
+    fs.rmSync(dir, { recursive: true, force: true });
+    expect(now).toMatch(/map @endpoint-ips-/);
     const before = earlierEndpointMaps(now);
     expect(before).not.toMatch(/endpoint-ips/);
     expect(before).toMatch(/^\t\d+ \. 1 : 10\.[0-9.]+ \. 8080/m);
     await withNetns('fl', async (ns) => {
       ns.nft(['-f', '-'], before);
-      const tx = await diffAgainst(ns, base, 'fast-load');
+      const tx = await diffAgainst(ns, local, 'fast-load');
       // Each map is made again with its new key (a set's type cannot change in place), its
       // chains flushed first; nothing else of the table moves.
       expect(tx).toMatch(/^delete map ip kube-proxy endpoints-tcp-/m);
       expect(tx).not.toMatch(/(delete|flush) table/);
       ns.nft(['-f', '-'], tx);
-      expect(await diffAgainst(ns, base, 'fast-load')).toBe('');
+      expect(await diffAgainst(ns, local, 'fast-load')).toBe('');
       const fresh = await withNetns('fl', async (other) => {
         other.nft(['-f', '-'], now);
         return canonicalListing(other.nft(['-j', 'list', 'ruleset']));
@@ -300,14 +339,42 @@ describe('diff --layout', () => {
     await withNetns('fl', async (ns) => {
       ns.nft(['-f', '-'], await compiled(labFile, 'fast-load'));
       const tx = await diffAgainst(ns, changed, 'fast-load');
-      const lines = tx.trim().split('\n');
-      expect(lines.length, tx).toBeLessThanOrEqual(10);
+      expect(tx.trim().split('\n').length, tx).toBeLessThanOrEqual(10);
+      // spread shares the DNAT chains of 5 endpoints, then of 4: its dispatch element goes
+      // to the other chain (made, as no other port has 4), and the shared map loses the
+      // element of the fifth draw; the four before it stay.
+      expect(tx).toMatch(/^add element ip kube-proxy service-ips \{ 172\.30\.0\.10 \. tcp \. 80 : goto dnat-tcp-4 \}$/m);
+      expect(tx).toMatch(/^delete element ip kube-proxy service-endpoints-tcp \{ 172\.30\.0\.10 \. 80 \. 4 \}$/m);
+      expect(tx).not.toMatch(/service-endpoints-tcp \{ 172\.30\.0\.10 \. 80 \. [0-3] /);
+      ns.nft(['-f', '-'], tx);
+      expect(await diffAgainst(ns, changed, 'fast-load')).toBe('');
+    });
+  });
+
+  it('keeps a one-endpoint change of a port with its own chains to a few lines', async () => {
+    // spread with Local external policy keeps its chains, whose endpoints are in a map.
+    const local = (yaml: string) =>
+      yaml.replace(
+        'spec: {type: ClusterIP, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080}]}',
+        'spec: {type: NodePort, externalTrafficPolicy: Local, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080, nodePort: 30010}]}',
+      );
+    expect(local(base)).not.toBe(base);
+    await withNetns('fl', async (ns) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-'));
+      try {
+        fs.writeFileSync(path.join(dir, 'cluster.yaml'), local(base));
+        ns.nft(['-f', '-'], await compiled(path.join(dir, 'cluster.yaml'), 'fast-load'));
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+      const tx = await diffAgainst(ns, local(changed), 'fast-load');
+      expect(tx.trim().split('\n').length, tx).toBeLessThanOrEqual(10);
       // The endpoint is an element of the Service port's endpoint map: element operations,
       // and the one rule whose draw changes (numgen random mod 5 to mod 4).
       expect(tx).toMatch(/delete element ip kube-proxy endpoint-ips-/);
       expect(tx).toMatch(/numgen random mod 4 offset \d+ map @endpoint-ips-[0-9a-f]{2}:8080/);
       ns.nft(['-f', '-'], tx);
-      expect(await diffAgainst(ns, changed, 'fast-load')).toBe('');
+      expect(await diffAgainst(ns, local(changed), 'fast-load')).toBe('');
     });
   });
 });

@@ -1,7 +1,8 @@
 // The fast-load layout against kube-proxy's, compiled from the same cluster: the same
-// chains in the same order but the endpoint chains, every rule the same but the endpoint
-// choice, the affinity state and the source ranges, and those choosing the same endpoints
-// with the same probabilities, in the same order, and checking the same ranges.
+// chains in the same order but the endpoint chains and the chains of Service ports that
+// share fast-load's DNAT chains, every rule the same but the endpoint choice, the affinity
+// state and the source ranges, and those choosing the same endpoints with the same
+// probabilities, in the same order, and checking the same ranges.
 import { describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/gen-snapshot.mjs';
 import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nftables/fast-load/affinity.js';
@@ -78,6 +79,20 @@ function endpointMapElements(text: string): Map<string, string> {
   return out;
 }
 
+/** The shared DNAT chains' map elements (shared-dnat.ts): by family, map and key, the value. */
+function sharedMapElements(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of text.matchAll(/^add element (ip6?) kube-proxy ((?:service|nodeport)-endpoints-\S+) \{ (.+) : (\S+ \. \d+) \}$/gm)) out.set(`${m[1]} ${m[2]} ${m[3]}`, m[4]);
+  return out;
+}
+
+/** The dispatch elements, `service-ips` and `service-nodeports`: where each key goes. */
+function dispatchElements(text: string): { family: string; set: string; key: string; target: string }[] {
+  return [...text.matchAll(/^add element (ip6?) kube-proxy (service-ips|service-nodeports) \{ (.+) : goto (\S+) \}$/gm)].map((m) => ({ family: m[1], set: m[2], key: m[3], target: m[4] }));
+}
+
+const SHARED_CHAIN = /^dnat-(external-|nodeport-)?(tcp|udp|sctp)-(\d+)$/;
+
 /** fast-load's draw-map elements: by map and key, the verdict. */
 function drawMapElements(text: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -124,15 +139,70 @@ describe('compile --layout fast-load', () => {
     const expected = outside(kp).filter((l) => !l.startsWith('\tset affinity-'));
     const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
     expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
-    expect(outside(fl).filter((l) => !/^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw)-/.test(l))).toEqual(expected);
+    // The dispatch elements are compared below: a shared chain stands for a port's own.
+    const isDispatch = (l: string) => /^add element ip6? kube-proxy service-(ips|nodeports) /.test(l);
+    const fastLoadOwn = /^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw|service-endpoints|nodeport-endpoints)-/;
+    expect(outside(fl).filter((l) => !fastLoadOwn.test(l) && !isDispatch(l))).toEqual(expected.filter((l) => !isDispatch(l)));
     const a = chains(kp);
     const b = chains(fl);
+    // A Service port without affinity or Local policy has no chains of its own: its
+    // dispatch elements go to the DNAT chains of its protocol and endpoint count, whose maps
+    // hold kube-proxy's endpoints, in its order, for each destination of the port.
+    const kpDispatch = dispatchElements(kp);
+    const flDispatch = dispatchElements(fl);
+    expect(flDispatch.map((d) => `${d.family} ${d.set} ${d.key}`)).toEqual(kpDispatch.map((d) => `${d.family} ${d.set} ${d.key}`));
+    const shared = sharedMapElements(fl);
+    const replaced = new Set<string>();
+    let sharedSeen = 0;
+    kpDispatch.forEach(({ family, set, key, target }, i) => {
+      const to = flDispatch[i].target;
+      if (to === target) return;
+      const m = SHARED_CHAIN.exec(to);
+      expect(m, `${key}: ${to}`).not.toBeNull();
+      const [, kind, proto, n] = m!;
+      expect(kind === 'nodeport-').toBe(set === 'service-nodeports');
+      // kube-proxy's path: the external chain (mark, then the policy chain), or the policy chain.
+      let policy = target;
+      if (kind) {
+        const external = a.get(target)!;
+        expect(external).toEqual(['mark set mark or 0x00004000', expect.stringMatching(/^goto service-/)]);
+        policy = external[1].slice('goto '.length);
+        replaced.add(target);
+      }
+      replaced.add(policy);
+      const rules = a.get(policy)!;
+      expect(rules).toHaveLength(1);
+      const dnat = /^meta l4proto (\w+) dnat (ip6? )?addr \. port to numgen random mod (\d+) map \{ (.*) \}$/.exec(rules[0]);
+      expect(dnat, rules[0]).not.toBeNull();
+      const want = dnat![4].split(' , ').map((e) => e.replace(/^\d+ : /, ''));
+      expect([dnat![1], want.length]).toEqual([proto, Number(n)]);
+      // `A . PROTO . P` is found as `A . P . i`; the NodePort's `PROTO . N` as `N . i`.
+      const parts = key.split(' . ');
+      const [map, destination] =
+        set === 'service-nodeports' ? [`nodeport-endpoints-${proto}`, parts[1]] : [`service-endpoints-${proto}`, `${parts[0]} . ${parts[2]}`];
+      // Draw i of N (each 1/N) finds kube-proxy's endpoint i.
+      expect(want.map((_, j) => shared.get(`${family} ${map} ${destination} . ${j}`))).toEqual(want);
+      sharedSeen += want.length;
+    });
+    expect(replaced.size).toBeGreaterThan(100);
+    // Every element of the shared maps is one destination's draw (checked above).
+    expect(sharedSeen).toBe(shared.size);
+    const sharedChains = [...b.keys()].filter((n) => SHARED_CHAIN.test(n));
+    expect(sharedChains.length).toBeGreaterThan(2);
+    for (const name of sharedChains) {
+      const [, kind, proto, n] = SHARED_CHAIN.exec(name)!;
+      const mark = 'mark set mark or 0x00004000';
+      if (kind === 'external-') expect(b.get(name)).toEqual([mark, `goto dnat-${proto}-${n}`]);
+      else if (kind === 'nodeport-') expect(b.get(name)).toEqual([mark, `dnat ip addr . port to ${proto} dport . numgen random mod ${n} map @nodeport-endpoints-${proto}`]);
+      else expect(b.get(name)).toEqual([`dnat ip addr . port to ip daddr . ${proto} dport . numgen random mod ${n} map @service-endpoints-${proto}`]);
+    }
     // Endpoint chains only for the Services with affinity, in kube-proxy's order.
     const withAffinity = (n: string) => a.get(n)!.some((r) => r.startsWith('update @affinity-'));
     const endpointChains = [...a.keys()].filter((n) => n.startsWith('endpoint-'));
     expect(endpointChains.length).toBeGreaterThan(100);
     expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(50);
-    expect([...b.keys()]).toEqual([...a.keys()].filter((n) => !n.startsWith('endpoint-') || withAffinity(n)));
+    const own = (n: string) => (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n);
+    expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n))).toEqual([...a.keys()].filter(own));
     const elements = endpointMapElements(fl);
     const draws = drawMapElements(fl);
     const counts = { affinity: 0, maps: 0, firewalls: 0 };
@@ -140,6 +210,7 @@ describe('compile --layout fast-load', () => {
     const keysSeen: string[] = [];
     let drawCount = 0;
     for (const [name, kpRules] of a) {
+      if (replaced.has(name)) continue;
       if (name.startsWith('endpoint-')) {
         // An endpoint chain of a Service with affinity is its work in one rule: the update
         // of the table-wide set (the endpoint's set's timeout on the element), then the DNAT.
@@ -203,7 +274,8 @@ describe('compile --layout fast-load', () => {
       }
     }
     expect(counts.affinity).toBeGreaterThan(20);
-    expect(counts.maps).toBeGreaterThan(150);
+    // The Local-policy ports: the cluster and the local chain each draw from an endpoint map.
+    expect(counts.maps).toBeGreaterThan(20);
     expect(counts.firewalls).toBe(20);
     // Every element of an endpoint map belongs to one policy chain's rule (checked above).
     expect(new Set(keysSeen).size).toBe(keysSeen.length);

@@ -7,16 +7,21 @@
 // its protocol and endpoint count, which find the endpoint in a map keyed by the packet's
 // own destination and a draw:
 //
-//   chain dnat-tcp-3          { dnat ip to ip daddr . tcp dport . numgen random mod 3 map @service-endpoints-tcp-3 }
+//   chain dnat-tcp-3          { dnat ip to ip daddr . tcp dport . numgen random mod 3 map @service-endpoints-tcp }
 //   chain dnat-external-tcp-3 { mark set mark or 0x00004000 ; goto dnat-tcp-3 }
-//   chain dnat-nodeport-tcp-3 { mark set mark or 0x00004000 ; dnat ip to tcp dport . numgen random mod 3 map @nodeport-endpoints-tcp-3 }
+//   chain dnat-nodeport-tcp-3 { mark set mark or 0x00004000 ; dnat ip to tcp dport . numgen random mod 3 map @nodeport-endpoints-tcp }
 //
 // with the elements `A . P . i : E_i . P_i` for each address A the port is reached on
 // (ClusterIP, external and load-balancer IPs) and `N . i : E_i . P_i` for its NodePort N,
 // in kube-proxy's endpoint order: draw i of N (each 1/N) finds kube-proxy's endpoint i.
-// The kernel pays for chains and rules, not for elements (docs/fast-load.md): with one
-// endpoint a Service the per-port chains were most of the table. A map per protocol and
-// count is bound by one rule, so no element is checked against many rules' bindings.
+// The kernel pays for chains and rules more than for elements (docs/fast-load.md): with one
+// endpoint a Service the per-port chains were most of the table.
+//
+// One map per protocol for every count: an endpoint removed from a port changes the
+// elements from its place on and the last one, and the port's dispatch elements, but not
+// the elements before it, as a map per count would (all of them, into another map). Each
+// element is checked against every rule bound to its map when it is added, so a map is
+// bound by one rule per endpoint count in the table, a few dozen in a large cluster.
 //
 // The rule holds no `meta l4proto` match: the key's `tcp dport` brings nft's own
 // dependency on the protocol, and nft 1.0.6 lists the rule without one (a match written
@@ -49,14 +54,14 @@ export function sharesDnatChains(plan: ServicePortPlan): boolean {
   );
 }
 
-/** The names of the shared chains and maps of a protocol and endpoint count. */
+/** The names of the shared chains of a protocol and endpoint count, and of the protocol's maps. */
 export function sharedDnatNames(proto: L4Proto, n: number) {
   return {
     internal: `dnat-${proto}-${n}`,
     external: `dnat-external-${proto}-${n}`,
     nodePort: `dnat-nodeport-${proto}-${n}`,
-    addressMap: `service-endpoints-${proto}-${n}`,
-    nodePortMap: `nodeport-endpoints-${proto}-${n}`,
+    addressMap: `service-endpoints-${proto}`,
+    nodePortMap: `nodeport-endpoints-${proto}`,
   };
 }
 
@@ -81,7 +86,7 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
 
   const addresses: IP[] = [...(owned.clusterIP ? [owned.clusterIP] : []), ...owned.externalIPs, ...owned.loadBalancerVIPs];
   if (addresses.length > 0 && !b.hasChain(names.internal)) {
-    b.set({ name: names.addressMap, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, dport, draw(1)), data });
+    if (!b.hasSet(names.addressMap)) b.set({ name: names.addressMap, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, dport, draw(1)), data });
     b.chain({ name: names.internal });
     b.rule({ chain: names.internal, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(ctx.daddr, dport, draw(endpoints.length)), map: names.addressMap }] });
   }
@@ -95,7 +100,7 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
   }
   if (owned.nodePort !== undefined) {
     if (!b.hasChain(names.nodePort)) {
-      b.set({ name: names.nodePortMap, kind: 'map', keyType: ['inet_service', 'integer'], typeof: concat(dport, draw(1)), data });
+      if (!b.hasSet(names.nodePortMap)) b.set({ name: names.nodePortMap, kind: 'map', keyType: ['inet_service', 'integer'], typeof: concat(dport, draw(1)), data });
       b.chain({ name: names.nodePort });
       b.rule({ chain: names.nodePort, stmts: [ctx.markForMasquerade] });
       b.rule({ chain: names.nodePort, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(dport, draw(endpoints.length)), map: names.nodePortMap }] });
