@@ -180,6 +180,31 @@ describe("kube-proxy's rule, case by case", () => {
   });
 });
 
+/** Whether fast-load's table for `m` sends the Service port to the DNAT chains shared by ports (shared-dnat.ts). */
+function sharesChains(m: FamilyModel): boolean {
+  const t = compileFamily(m, { tableName: 'kube-proxy', layout: 'fast-load' }, [], new StatementStore());
+  return t.chains.some((c) => /^dnat-udp-\d+$/.test(c.chain.name));
+}
+
+describe('the fast-load layout: the endpoints the shared DNAT chains\' maps hold are read for each destination', () => {
+  const np = dns({ nodePort: 30053 });
+  const cases: [string, FamilyModel | null, FamilyModel][] = [
+    ['ClusterIP, one endpoint of three removed', familyModel(dns(), eps(A, B, C)), familyModel(dns(), eps(A, C))],
+    ['ClusterIP, the first removed (every draw after it moves)', familyModel(dns(), eps(A, B, C)), familyModel(dns(), eps(B, C))],
+    ['NodePort, one endpoint of two removed', familyModel(np, eps(A, B)), familyModel(np, eps(B))],
+    ['from its own chains to the shared ones', familyModel(np, eps(A, B, C)), familyModel(np, eps(A))],
+    ['IPv6', v6(dns({ family: 6, clusterIP: ip('fd00:30::10') }), eps('fd00:10:180::1', 'fd00:10:180::2')), v6(dns({ family: 6, clusterIP: ip('fd00:30::10') }), eps('fd00:10:180::2'))],
+  ];
+  for (const [name, before, after] of cases) {
+    it(`${name}: the same commands as from kube-proxy's layout`, () => {
+      expect(sharesChains(after)).toBe(true);
+      const kp = commands(before, after);
+      expect(kp.length).toBeGreaterThan(0);
+      expect(commands(before, after, 'fast-load')).toEqual(kp);
+    });
+  }
+});
+
 describe('the fast-load layout: the endpoints its maps hold are read from their key ranges', () => {
   const np = dns({ nodePort: 30053, externalIPs: [ip('192.168.99.22')], loadBalancerVIPs: [ip('5.6.7.8')] });
   const six = dns({ family: 6, clusterIP: ip('fd00:30::10'), nodePort: 30053 });
@@ -190,10 +215,12 @@ describe('the fast-load layout: the endpoints its maps hold are read from their 
     ['from no endpoints to some', familyModel(np, []), familyModel(np, eps(A))],
     ['no table before', null, familyModel(np, eps(A, B))],
     ['with session affinity (no map: the rules DNAT)', familyModel(dns({ affinityTimeout: 300 }), eps(A, B)), familyModel(dns({ affinityTimeout: 300 }), eps(A))],
-    ['IPv6', v6(six, eps('fd00:10:180::1', 'fd00:10:180::2')), v6(six, eps('fd00:10:180::2'))],
+    ['IPv6', v6(six, eps('fd00:10:180::1', 'fd00:10:180::2', 'fd00:10:180::3')), v6(six, eps('fd00:10:180::2', 'fd00:10:180::3'))],
   ];
   for (const [name, before, after] of cases) {
     it(`${name}: the same commands as from kube-proxy's layout`, () => {
+      // Too many endpoints for its destinations: the port keeps its chains and endpoint map.
+      if (before) expect(sharesChains(before)).toBe(false);
       const kp = commands(before, after);
       expect(kp.length).toBeGreaterThan(0);
       expect(commands(before, after, 'fast-load')).toEqual(kp);

@@ -125,9 +125,13 @@ describe('fast-load endpoint choice', () => {
 });
 
 describe('compile --layout fast-load', () => {
-  const yaml = renderSnapshot(clusterObjects(makeCluster(200, { endpoints: 10, mixed: true })), 'yaml');
+  const yamlOf = (endpoints: number) => renderSnapshot(clusterObjects(makeCluster(200, { endpoints, mixed: true })), 'yaml');
+  const yaml = yamlOf(10);
 
-  it('keeps every chain and rule of kube-proxy 1.36 but the endpoint choice, the affinity state and the source ranges', async () => {
+  // With 10 endpoints a Service every port keeps its own chains; with 2 the ports with few
+  // destinations share the DNAT chains (shared-dnat.ts), the others keep theirs.
+  it.each([10, 2])('keeps every chain and rule of kube-proxy 1.36 but the endpoint choice, the affinity state and the source ranges (%i endpoints a Service)', async (endpoints) => {
+    const yaml = yamlOf(endpoints);
     // fast-load's text is kube-proxy 1.36's table (hairpin set, inline mark) with endpoint maps.
     const kp = await compile(yaml, 'kube-proxy', 'text', '1.36');
     const fl = await compile(yaml, 'fast-load', 'text', '1.36');
@@ -135,7 +139,7 @@ describe('compile --layout fast-load', () => {
     // table-wide set) and the endpoint maps with their elements, which are fast-load's own.
     const outside = (t: string) => t.split('\n').filter((l) => !l.startsWith('\t\t') && !/^\t(chain|\})/.test(l));
     const timeouts = affinityTimeouts(kp);
-    expect(timeouts.size).toBeGreaterThan(100);
+    expect(timeouts.size).toBeGreaterThan(40);
     const expected = outside(kp).filter((l) => !l.startsWith('\tset affinity-'));
     const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
     expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
@@ -184,11 +188,12 @@ describe('compile --layout fast-load', () => {
       expect(want.map((_, j) => shared.get(`${family} ${map} ${destination} . ${j}`))).toEqual(want);
       sharedSeen += want.length;
     });
-    expect(replaced.size).toBeGreaterThan(100);
+    if (endpoints === 10) expect(replaced.size).toBe(0);
+    else expect(replaced.size).toBeGreaterThan(100);
     // Every element of the shared maps is one destination's draw (checked above).
     expect(sharedSeen).toBe(shared.size);
     const sharedChains = [...b.keys()].filter((n) => SHARED_CHAIN.test(n));
-    expect(sharedChains.length).toBeGreaterThan(2);
+    if (endpoints !== 10) expect(sharedChains.length).toBeGreaterThan(2);
     for (const name of sharedChains) {
       const [, kind, proto, n] = SHARED_CHAIN.exec(name)!;
       const mark = 'mark set mark or 0x00004000';
@@ -199,8 +204,8 @@ describe('compile --layout fast-load', () => {
     // Endpoint chains only for the Services with affinity, in kube-proxy's order.
     const withAffinity = (n: string) => a.get(n)!.some((r) => r.startsWith('update @affinity-'));
     const endpointChains = [...a.keys()].filter((n) => n.startsWith('endpoint-'));
-    expect(endpointChains.length).toBeGreaterThan(100);
-    expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(50);
+    expect(endpointChains.length).toBeGreaterThan(40);
+    expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(40);
     const own = (n: string) => (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n);
     expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n))).toEqual([...a.keys()].filter(own));
     const elements = endpointMapElements(fl);
@@ -281,7 +286,7 @@ describe('compile --layout fast-load', () => {
     expect(new Set(keysSeen).size).toBe(keysSeen.length);
     // Every element of a draw map belongs to one Service chain's draw (checked above).
     expect(drawCount).toBe(draws.size);
-    expect(drawCount).toBeGreaterThan(50);
+    expect(drawCount).toBeGreaterThan(40);
     expect(keysSeen.length).toBe(elements.size);
     expect(bases).toContain('first');
     // No anonymous set is left in a Service's chains.

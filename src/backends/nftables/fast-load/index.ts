@@ -1,7 +1,8 @@
 // The fast-load layout: kube-proxy's behaviour in a table the kernel loads far faster
 // (docs/fast-load.md has the measurements and the proofs). In text there are no endpoint
-// chains: a Service port without affinity or Local policy has no chains of its own either
-// (shared-dnat.ts); another without affinity draws its endpoint from a table-wide endpoint map,
+// chains: a Service port with few endpoints and neither affinity nor Local policy has no
+// chains of its own either (shared-dnat.ts); another without affinity draws its endpoint
+// from a table-wide endpoint map,
 // one with affinity updates one table-wide set and DNATs in its Service chain's own rules,
 // and hairpin is kube-proxy 1.36's set. JSON cannot declare those `typeof` sets on nft
 // 1.0.6: it keeps endpoint chains, chosen by rules, and kube-proxy's per-endpoint affinity
@@ -20,7 +21,7 @@ export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
         firewall: emitRuleFirewall,
         selection: emitMapSelection,
         affinity: TABLE_WIDE_AFFINITY,
-        sharedChains: (b, ctx, plan, owned) => (sharesDnatChains(plan) ? emitSharedDnat(b, ctx, plan, owned) : undefined),
+        sharedChains: (b, ctx, plan, owned) => (sharesDnatChains(plan, owned) ? emitSharedDnat(b, ctx, plan, owned) : undefined),
       }
     : { firewall: emitRuleFirewall, selection: emitUniformSelection, affinity: PER_ENDPOINT_AFFINITY };
 }
