@@ -205,3 +205,47 @@ describe('session affinity in either form, with a client that already has it', (
 function compileExprValue(e: Expr, s: PacketState): string {
   return datumText(compileExpr(e)(s, env)!);
 }
+
+describe('the DNAT chains shared by Service ports: a map keyed by the destination and a draw', () => {
+  const daddr: Expr = { t: 'payload', proto: 'ip', field: 'daddr' };
+  const dport: Expr = { t: 'payload', proto: 'tcp', field: 'dport' };
+  const key = (n: number): Expr => ({ t: 'concat', parts: [daddr, dport, { t: 'numgen', mod: n }] });
+
+  /** The shared chain of 3 endpoints and its map, holding `elements` draws of 172.30.0.41:80. */
+  function sharedTable(elements: number): TableContents {
+    const b = statementsBuilder({ family: 'ip', name: 't' });
+    b.set({
+      name: 'service-endpoints-tcp',
+      kind: 'map',
+      keyType: ['ipv4_addr', 'inet_service', 'integer'],
+      typeof: key(1),
+      data: { types: ['ipv4_addr', 'inet_service'], typeof: { t: 'concat', parts: [daddr, dport] } },
+    });
+    b.chain({ name: 'nat', base: NAT });
+    b.rule({ chain: 'nat', stmts: [{ t: 'map-dnat', family: 'ip', key: key(3), map: 'service-endpoints-tcp' }] });
+    for (let i = 0; i < elements; i++) {
+      b.element({ set: 'service-endpoints-tcp', key: [{ t: 'ip', ip: ip('172.30.0.41') }, { t: 'port', n: 80 }, { t: 'int', n: i }], data: [{ t: 'ip', ip: ip(`10.180.0.${i + 1}`) }, { t: 'port', n: 8080 + i }] });
+    }
+    return b.finish();
+  }
+  const run = (t: TableContents, change: Partial<PacketState> = {}): Branch[] => walk(compileProgram(t), env, { ...state(), ...change }, false);
+
+  it('forks into one branch per draw, each DNATed to the element of the packet\'s destination, in order', () => {
+    const bs = run(sharedTable(3));
+    expect(bs.map((b) => [b.verdict, b.endpoint])).toEqual([
+      ['dnat', '10.180.0.1:8080'],
+      ['dnat', '10.180.0.2:8081'],
+      ['dnat', '10.180.0.3:8082'],
+    ]);
+  });
+
+  it('DNATs nothing for a destination without elements, or when a draw lacks its element', () => {
+    for (const bs of [run(sharedTable(3), { dport: 81 }), run(sharedTable(3), { daddr: ip('172.30.0.42') }), run(sharedTable(2))]) {
+      expect(bs.map((b) => b.verdict)).toEqual(['none']);
+    }
+  });
+
+  it('DNATs nothing for another protocol: the key reads tcp dport', () => {
+    expect(run(sharedTable(3), { protocol: 'udp' }).map((b) => b.verdict)).toEqual(['none']);
+  });
+});
