@@ -80,7 +80,7 @@ export function mapOnlyTable(cluster) {
   return out.join('\n') + '\n';
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const argv = process.argv.slice(2);
   const get = (name, dflt) => {
     const i = argv.indexOf(name);
