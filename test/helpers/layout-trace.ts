@@ -4,7 +4,8 @@
 // masquerade, and the session-affinity keys it wrote, mapped back to the endpoint whose
 // lookup reads them (kube-proxy: `ip saddr @affinity-<endpoint> goto endpoint-...`;
 // fast-load: the same lookup in one table-wide set with the endpoint's constants in the
-// key, in a rule that updates and DNATs to the endpoint). The branches are compared as a multiset: the layouts choose endpoints with rules
+// key, in a rule that updates and DNATs to the endpoint), or, for a key no lookup reads,
+// whose endpoint chain writes it. The branches are compared as a multiset: the layouts choose endpoints with rules
 // of different shapes, so only the set of outcomes, with multiplicity, must agree.
 import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
 import { compileTables, loadModel, type ModelResult } from '../../src/compile.js';
@@ -36,6 +37,29 @@ export interface LayoutTracer {
   trace(p: TracePacket): TraceResult;
   /** Every affinity lookup of the table, by set name, for each family. */
   readers: Map<number, Map<string, Reader[]>>;
+  /**
+   * Every affinity update of the table, by set name, for each family: the endpoint chain
+   * that writes the key names the endpoint. A key no lookup reads (fast-load's Service port
+   * of one endpoint, whose lookup would go where its draw goes) stands for its writer's.
+   */
+  writers: Map<number, Map<string, Reader[]>>;
+}
+
+function affinityWriters(t: TableContents): Map<string, Reader[]> {
+  const out = new Map<string, Reader[]>();
+  for (const c of t.chains) {
+    const ep = parseEndpointChain(c.chain.name);
+    if (!ep) continue;
+    for (const r of c.rules) {
+      for (const st of ruleStmts(r)) {
+        if (st.t !== 'update') continue;
+        const list = out.get(st.set) ?? [];
+        list.push({ key: compileExpr(st.key), endpoint: `${servicePortKey(ep.id)} ${hostPort(ep.ip, ep.port)}` });
+        out.set(st.set, list);
+      }
+    }
+  }
+  return out;
 }
 
 function affinityReaders(t: TableContents): Map<string, Reader[]> {
@@ -84,7 +108,8 @@ export function layoutPair(name: string, text: string, opts: CompileOptions): La
   for (const kind of TABLE_KINDS) {
     const tables = compileTables(model, { tableName: 'kube-proxy', layout: kind.layout, version: kind.version }, [], StatementStore);
     const readers = new Map(model.families.map((m, i) => [m.family as number, affinityReaders(tables[i])]));
-    tracers[kind.name] = { trace: tableTracer(model, tables), readers };
+    const writers = new Map(model.families.map((m, i) => [m.family as number, affinityWriters(tables[i])]));
+    tracers[kind.name] = { trace: tableTracer(model, tables), readers, writers };
   }
   return { model, tracers };
 }
@@ -93,11 +118,17 @@ function probeState(p: TracePacket): PacketState {
   return { protocol: p.protocol, saddr: p.src, daddr: p.dst, sport: p.sport, dport: p.dport, iif: '', mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
 }
 
-/** The endpoint an affinity key written on a branch sends the client to; throws unless exactly one is read by it. */
+/**
+ * The endpoint an affinity key written on a branch sends the client to; throws unless
+ * exactly one is read by it, or, where no lookup reads it, exactly one writes it.
+ */
 function readerOf(t: LayoutTracer, p: TracePacket, set: string, key: string): string {
   const env = { localAddresses: [] };
-  const endpoints = new Set((t.readers.get(p.src.family)?.get(set) ?? []).filter((r) => datumText(r.key(probeState(p), env)!) === key).map((r) => r.endpoint));
-  if (endpoints.size !== 1) throw new Error(`affinity key ${key} in @${set} is read for ${endpoints.size} endpoints (${[...endpoints].join(', ')})`);
+  const of = (rs: Map<number, Map<string, Reader[]>>) =>
+    new Set((rs.get(p.src.family)?.get(set) ?? []).filter((r) => datumText(r.key(probeState(p), env)!) === key).map((r) => r.endpoint));
+  const read = of(t.readers);
+  const endpoints = read.size > 0 ? read : of(t.writers);
+  if (endpoints.size !== 1) throw new Error(`affinity key ${key} in @${set} is ${read.size > 0 ? 'read' : 'written'} for ${endpoints.size} endpoints (${[...endpoints].join(', ')})`);
   return [...endpoints][0];
 }
 

@@ -235,10 +235,12 @@ describe('compile --layout fast-load', () => {
           return `${tableWideKey(m[2], m[1])} @affinity goto ${m[3]}`;
         });
         expect(lookups.length).toBe(Number(vmap[1]));
-        expect(flRules.slice(0, lookups.length)).toEqual(lookups);
+        // With one endpoint the lookup goes where the draw does: fast-load has the draw alone.
+        const flLookups = lookups.length === 1 ? [] : lookups;
+        expect(flRules.slice(0, flLookups.length)).toEqual(flLookups);
         // Then the draw: draw i of N (each 1/N) finds kube-proxy's element i, its chain.
         const targets = vmap[2].split(' , ').map((e) => e.replace(/^\d+ : goto /, ''));
-        const drawRule = flRules.slice(lookups.length);
+        const drawRule = flRules.slice(flLookups.length);
         expect(drawRule).toHaveLength(1);
         if (targets.length === 1) expect(drawRule).toEqual([`goto ${targets[0]}`]);
         else {

@@ -37,7 +37,7 @@ export function emitUniformSelection(b: TableBuilder, ctx: FamilyContext, plan: 
  * its endpoint map (endpoint-map.ts); one with affinity looks the client up for each
  * endpoint in kube-proxy's order, each hit a `goto` to the endpoint's chain (one rule: the
  * update, then the DNAT; endpoints.ts), and then draws one of those chains through a
- * table-wide verdict map.
+ * table-wide verdict map (with one endpoint, only the `goto` to its chain).
  */
 export function emitMapSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   if (plan.sp.affinityTimeout === undefined) {
@@ -45,7 +45,9 @@ export function emitMapSelection(b: TableBuilder, ctx: FamilyContext, plan: Serv
     return;
   }
   const names = plan.endpointNames(endpoints);
-  for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
+  // One endpoint: the lookup's `goto` and the draw's are the same chain, and a lookup has no
+  // effect of its own, so the chain is the draw alone (the endpoint chain still refreshes).
+  if (names.length > 1) for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
   emitDrawMap(b, chain, names.map((n) => n.chain));
 }
 
