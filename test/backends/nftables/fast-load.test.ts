@@ -367,3 +367,57 @@ describe('endpoint map key ranges', () => {
     for (const x of all) expect(x).toBeLessThan(2 ** 31);
   });
 });
+
+describe('which Service ports share the DNAT chains', () => {
+  /** A cluster of one Service of `type` with `n` endpoints and `spec` added to its spec. */
+  function oneService(type: string, n: number, spec = '', node = 'node-b'): string {
+    const endpoints = Array.from({ length: n }, (_, i) => `{addresses: [10.180.0.${i + 1}], nodeName: ${node}}`).join(', ');
+    const nodePort = type === 'ClusterIP' ? '' : ', nodePort: 30080';
+    const lb = type === 'LoadBalancer' ? '\nstatus: {loadBalancer: {ingress: [{ip: 192.168.60.13}]}}' : '';
+    return `apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {namespace: ns, name: web}
+spec: {type: ${type}, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080${nodePort}}]${spec}}${lb}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {namespace: ns, name: web-1, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+endpoints: [${endpoints}]
+ports: [{name: http, port: 8080, protocol: TCP}]
+`;
+  }
+  const shares = async (yaml: string, n: number) => {
+    const text = await compile(yaml, 'fast-load', 'text', '1.36');
+    const shared = new RegExp(`^\\tchain dnat-tcp-${n} \\{$`, 'm').test(text);
+    // A port that shares has no chain of its own; one that does not, no shared chain.
+    expect(/^\tchain (service|local)-[A-Z0-9]{8}-/m.test(text)).toBe(!shared);
+    return shared;
+  };
+
+  it('N x 2D <= N + 4C: the ClusterIP alone up to 4 endpoints, with a NodePort up to 2, with a load-balancer IP too 1', async () => {
+    const cases: [string, number, boolean][] = [
+      ['ClusterIP', 1, true],
+      ['ClusterIP', 4, true],
+      ['ClusterIP', 5, false],
+      ['NodePort', 2, true],
+      ['NodePort', 3, false],
+      ['LoadBalancer', 1, true],
+      ['LoadBalancer', 2, false],
+    ];
+    for (const [type, n, want] of cases) expect(await shares(oneService(type, n), n), `${type} x ${n}`).toBe(want);
+  });
+
+  it('never with session affinity or a Local traffic policy', async () => {
+    const affinity = ', sessionAffinity: ClientIP';
+    expect(await shares(oneService('ClusterIP', 1, affinity), 1)).toBe(false);
+    // The endpoint on this node, so that the Local policy chains have it.
+    expect(await shares(oneService('NodePort', 1, ', externalTrafficPolicy: Local', 'node-a'), 1)).toBe(false);
+    expect(await shares(oneService('ClusterIP', 1, ', internalTrafficPolicy: Local', 'node-a'), 1)).toBe(false);
+  });
+});

@@ -72,7 +72,9 @@ export function sharesDnatChains(plan: ServicePortPlan, owned: OwnedDestinations
   const n = plan.endpoints.clusterEndpoints.length;
   const destinations = (owned.clusterIP ? 1 : 0) + owned.externalIPs.length + owned.loadBalancerVIPs.length + (owned.nodePort !== undefined ? 1 : 0);
   const chains = plan.usesExternalChain ? 2 : 1;
-  return n * (2 * destinations - 1) <= 4 * chains;
+  // A port whose destinations all belong to other ports (claims.ts) keeps its chains, as
+  // kube-proxy's table has them: nothing reaches them either way.
+  return destinations > 0 && n * (2 * destinations - 1) <= 4 * chains;
 }
 
 /** The names of the shared chains of a protocol and endpoint count, and of the protocol's maps. */
