@@ -12,6 +12,6 @@
 import type { LoadCostModel } from './load-cost.js';
 
 export const LOAD_COST: LoadCostModel = {
-  cpu: { rules: 0.00003293, elements: 0.00001057, allSets: 0.0001057, setSquares: 3.003e-8, setSquareObjects: 1.186e-12 },
-  rss: { constant: 5.156, rules: 0.003807, elements: 0.001547, allSets: 0.002514 },
+  cpu: { rules: 0.00003513, elements: 0.00001022, allSets: 0.00009165, setSquares: 3.237e-8, setSquareObjects: 1.173e-12 },
+  rss: { constant: 5.064, rules: 0.003813, elements: 0.001542, allSets: 0.002531 },
 };
