@@ -10,13 +10,15 @@ import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/ge
 import { kproxc, ROOT } from '../../helpers/kproxc.js';
 import { TABLE_KINDS, type TableKind } from '../../../src/backends/nftables/layout.js';
 import { kindArgs } from '../../helpers/fixtures.js';
+import { fcRuns } from '../../helpers/fc-runs.js';
 import { canonicalListing, withNetns } from '../../helpers/netns.js';
 import { LAB, PacketLab } from '../../helpers/packet-lab.js';
 import { randomCluster, samplePackets, withSnapshotFile } from '../../helpers/random-cluster.js';
 import { readFlows } from '../../helpers/trace.js';
 import { traceBesideKernel, type Case } from '../../helpers/trace-vs-kernel.js';
 
-const SEEDS = [11, 23, 57];
+// Three random clusters in `npm test`; FC_RUNS=10x sends packets through thirty.
+const SEEDS = Array.from({ length: fcRuns(3, process.env.FC_RUNS) }, (_, i) => [11, 23, 57][i] ?? 1000 + 37 * i);
 const clusters = SEEDS.map((s) => ({ seed: s, ...randomCluster(s) }));
 const overallFile = path.join(ROOT, 'test/trace/kube-proxy/overall.yaml');
 const overallEndpoints = ['10.180.0.1', '10.180.0.2', '10.180.0.3', '10.180.0.4', '10.180.0.5', 'fd00:10:180::1', 'fd00:10:180::2:1'];
