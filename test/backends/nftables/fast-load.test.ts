@@ -131,10 +131,10 @@ describe('compile --layout fast-load', () => {
   // With 10 endpoints a Service every port keeps its own chains; with 2 the ports with few
   // destinations share the DNAT chains (shared-dnat.ts), the others keep theirs.
   it.each([10, 2])('keeps every chain and rule of kube-proxy 1.36 but the endpoint choice, the affinity state and the source ranges (%i endpoints a Service)', async (endpoints) => {
-    const yaml = yamlOf(endpoints);
+    const snapshot = yamlOf(endpoints);
     // fast-load's text is kube-proxy 1.36's table (hairpin set, inline mark) with endpoint maps.
-    const kp = await compile(yaml, 'kube-proxy', 'text', '1.36');
-    const fl = await compile(yaml, 'fast-load', 'text', '1.36');
+    const kp = await compile(snapshot, 'kube-proxy', 'text', '1.36');
+    const fl = await compile(snapshot, 'fast-load', 'text', '1.36');
     // Everything outside the chains is the same, but the per-endpoint affinity sets (one
     // table-wide set) and the endpoint maps with their elements, which are fast-load's own.
     const outside = (t: string) => t.split('\n').filter((l) => !l.startsWith('\t\t') && !/^\t(chain|\})/.test(l));
