@@ -232,6 +232,26 @@ describe('diff --layout', () => {
   const base = fs.readFileSync(labFile, 'utf8');
   // spread loses one endpoint of five.
   const changed = base.replace(', {addresses: [10.180.0.5], nodeName: node-b}]', ']');
+  // spread with Local external policy: it keeps its chains, whose endpoints are in a map.
+  const localSpread = (yaml: string) =>
+    yaml.replace(
+      'spec: {type: ClusterIP, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080}]}',
+      'spec: {type: NodePort, externalTrafficPolicy: Local, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080, nodePort: 30010}]}',
+    );
+
+  /** A snapshot's text compiled as `compiled` compiles a file. */
+  async function compiledYaml(yaml: string, layout: string): Promise<string> {
+    const r = await kproxc(['compile', '--layout', layout, '--kube-proxy-version', '1.35', '-'], yaml);
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout;
+  }
+
+  /** What a ruleset lists as when loaded fresh into a namespace of its own. */
+  const freshListing = (ruleset: string) =>
+    withNetns('fl', async (other) => {
+      other.nft(['-f', '-'], ruleset);
+      return canonicalListing(other.nft(['-j', 'list', 'ruleset']));
+    });
 
   async function diffAgainst(ns: { nft(args: string[], input?: string): string }, yaml: string, layout: string): Promise<string> {
     const live = ns.nft(['-j', 'list', 'ruleset']);
@@ -257,10 +277,7 @@ describe('diff --layout', () => {
         ns.nft(['-f', '-'], tx);
         expect(await diffAgainst(ns, base, layout), layout).toBe('');
         // What the diff built is what compile's output loads to.
-        const fresh = await withNetns('fl', async (other) => {
-          other.nft(['-f', '-'], await compiled(labFile, layout));
-          return canonicalListing(other.nft(['-j', 'list', 'ruleset']));
-        });
+        const fresh = await freshListing(await compiled(labFile, layout));
         expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset'])), layout).toEqual(fresh);
       }
     });
@@ -327,17 +344,9 @@ describe('diff --layout', () => {
   }
 
   it('moves a table of the earlier endpoint maps (two-field keys, addresses and ports) to today\'s in one transaction, and converges', async () => {
-    // spread with Local external policy keeps its chains, whose endpoints are in a map.
-    const local = base.replace(
-      'spec: {type: ClusterIP, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080}]}',
-      'spec: {type: NodePort, externalTrafficPolicy: Local, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080, nodePort: 30010}]}',
-    );
+    const local = localSpread(base);
     expect(local).not.toBe(base);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-'));
-    const localFile = path.join(dir, 'cluster.yaml');
-    fs.writeFileSync(localFile, local);
-    const now = await compiled(localFile, 'fast-load');
-    fs.rmSync(dir, { recursive: true, force: true });
+    const now = await compiledYaml(local, 'fast-load');
     expect(now).toMatch(/map @endpoint-ips-/);
     const before = earlierEndpointMaps(now);
     expect(before).not.toMatch(/endpoint-ips/);
@@ -351,11 +360,7 @@ describe('diff --layout', () => {
       expect(tx).not.toMatch(/(delete|flush) table/);
       ns.nft(['-f', '-'], tx);
       expect(await diffAgainst(ns, local, 'fast-load')).toBe('');
-      const fresh = await withNetns('fl', async (other) => {
-        other.nft(['-f', '-'], now);
-        return canonicalListing(other.nft(['-j', 'list', 'ruleset']));
-      });
-      expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset']))).toEqual(fresh);
+      expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset']))).toEqual(await freshListing(now));
     });
   });
 
@@ -392,42 +397,24 @@ describe('diff --layout', () => {
         expect(tx).toContain(`add element ip kube-proxy service-ips { 172.30.0.10 . tcp . 80 : ${to}`);
         ns.nft(['-f', '-'], tx);
         expect(await diffAgainst(ns, yaml, 'fast-load')).toBe('');
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-'));
-        fs.writeFileSync(path.join(dir, 'cluster.yaml'), yaml);
-        const fresh = await withNetns('fl', async (other) => {
-          other.nft(['-f', '-'], await compiled(path.join(dir, 'cluster.yaml'), 'fast-load'));
-          return canonicalListing(other.nft(['-j', 'list', 'ruleset']));
-        });
-        fs.rmSync(dir, { recursive: true, force: true });
-        expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset']))).toEqual(fresh);
+        expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset']))).toEqual(await freshListing(await compiledYaml(yaml, 'fast-load')));
       }
     });
   });
 
   it('keeps a one-endpoint change of a port with its own chains to a few lines', async () => {
-    // spread with Local external policy keeps its chains, whose endpoints are in a map.
-    const local = (yaml: string) =>
-      yaml.replace(
-        'spec: {type: ClusterIP, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080}]}',
-        'spec: {type: NodePort, externalTrafficPolicy: Local, clusterIP: 172.30.0.10, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080, nodePort: 30010}]}',
-      );
-    expect(local(base)).not.toBe(base);
+    const [before, after] = [localSpread(base), localSpread(changed)];
+    expect(before).not.toBe(base);
     await withNetns('fl', async (ns) => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-'));
-      try {
-        fs.writeFileSync(path.join(dir, 'cluster.yaml'), local(base));
-        ns.nft(['-f', '-'], await compiled(path.join(dir, 'cluster.yaml'), 'fast-load'));
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-      const tx = await diffAgainst(ns, local(changed), 'fast-load');
+      ns.nft(['-f', '-'], await compiledYaml(before, 'fast-load'));
+      const tx = await diffAgainst(ns, after, 'fast-load');
       expect(tx.trim().split('\n').length, tx).toBeLessThanOrEqual(10);
       // The endpoint is an element of the Service port's endpoint map: element operations,
       // and the one rule whose draw changes (numgen random mod 5 to mod 4).
       expect(tx).toMatch(/delete element ip kube-proxy endpoint-ips-/);
       expect(tx).toMatch(/numgen random mod 4 offset \d+ map @endpoint-ips-[0-9a-f]{2}:8080/);
       ns.nft(['-f', '-'], tx);
-      expect(await diffAgainst(ns, local(changed), 'fast-load')).toBe('');
+      expect(await diffAgainst(ns, after, 'fast-load')).toBe('');
     });
   });
 });
