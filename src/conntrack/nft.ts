@@ -28,14 +28,15 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
   // From 1.36 a Service port without affinity has no endpoint chains: its policy chains
   // DNAT themselves (a numgen map, one endpoint directly, or fast-load's endpoint map); in
   // fast-load neither has one with affinity (each lookup and draw rule DNATs to its endpoint).
-  const mapped = endpointMapTargets(view, family);
+  const values = dataMapValues(view);
+  const mapped = endpointMapTargets(values, family);
   for (let i = 0; i < view.chainCount; i++) {
     const chain = parseServicePortChain(view.chainName(i));
     if (!chain || chain.id.protocol !== 'UDP' || (chain.chain !== 'clusterPolicy' && chain.chain !== 'localPolicy')) continue;
     const texts = view.rules(i).map(ruleText);
     for (const ip of [...dnatTargets(texts, family), ...mapped(texts)]) addEndpoint(endpointsOf, servicePortKey(chain.id), ip);
   }
-  const shared = sharedChainTargets(view, family);
+  const shared = sharedChainTargets(view, values, family);
   const services = new Map<string, IP[]>();
   const nodePorts = new Map<number, IP[]>();
   for (const s of view.sets) {
@@ -63,17 +64,9 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
  * `DESTINATION . 0` .. `DESTINATION . N-1`, its destination being the element's address
  * and port, or its NodePort.
  */
-function sharedChainTargets(view: LiveTableView, family: IPFamily): (chain: string, destination: string) => IP[] | undefined {
+function sharedChainTargets(view: LiveTableView, values: Map<string, string>, family: IPFamily): (chain: string, destination: string) => IP[] | undefined {
   const chainIndex = new Map<string, number>();
   for (let i = 0; i < view.chainCount; i++) chainIndex.set(view.chainName(i), i);
-  const valueOf = new Map<string, string>();
-  for (const s of view.sets) {
-    if (!s.set.data) continue;
-    s.keys.forEach((key, i) => {
-      const [value] = JSON.parse(s.valueKey(i)) as [string | null];
-      if (value) valueOf.set(`${s.set.name} ${key}`, value);
-    });
-  }
   const dnatOf = (chain: string, hops: number): { n: number; map: string } | undefined => {
     const i = chainIndex.get(chain);
     if (i === undefined) return undefined;
@@ -85,32 +78,45 @@ function sharedChainTargets(view: LiveTableView, family: IPFamily): (chain: stri
     }
     return undefined;
   };
+  // Many destinations share a chain: its rules are read once.
+  const dnats = new Map<string, { n: number; map: string } | undefined>();
   return (chain, destination) => {
-    const dnat = dnatOf(chain, 1);
+    if (!dnats.has(chain)) dnats.set(chain, dnatOf(chain, 1));
+    const dnat = dnats.get(chain);
     if (!dnat) return undefined;
     const out: IP[] = [];
     for (let i = 0; i < dnat.n; i++) {
-      const ip = parseIP(valueOf.get(`${dnat.map} ${destination} . ${i}`)?.split(' . ')[0] ?? '');
-      if (ip && ip.family === family) out.push(ip);
+      const ip = addressOf(values.get(`${dnat.map} ${destination} . ${i}`), family);
+      if (ip) out.push(ip);
     }
     return out;
   };
+}
+
+/** Every data map's values, by `MAP KEY`: an address, or an address and a port. */
+function dataMapValues(view: LiveTableView): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const s of view.sets) {
+    if (!s.set.data) continue;
+    s.keys.forEach((key, i) => {
+      const [value] = JSON.parse(s.valueKey(i)) as [string | null];
+      if (value) values.set(`${s.set.name} ${key}`, value);
+    });
+  }
+  return values;
+}
+
+/** The address of a data map's value (`A` or `A . P`), when it is one of `family`. */
+function addressOf(value: string | undefined, family: IPFamily): IP | undefined {
+  const ip = value === undefined ? null : parseIP(value.split(' . ')[0]);
+  return ip && ip.family === family ? ip : undefined;
 }
 
 /**
  * fast-load's endpoint maps: a policy chain's `... numgen random mod N offset B map @M`
  * (or `@M:P`) reaches the addresses of M's elements B .. B+N-1.
  */
-function endpointMapTargets(view: LiveTableView, family: IPFamily): (rules: readonly string[]) => IP[] {
-  const byKey = new Map<string, IP>();
-  for (const s of view.sets) {
-    if (!s.set.data) continue;
-    s.keys.forEach((key, i) => {
-      const [value] = JSON.parse(s.valueKey(i)) as [string | null];
-      const ip = value ? parseIP(value.split(' . ')[0]) : null;
-      if (ip && ip.family === family) byKey.set(`${s.set.name} ${key}`, ip);
-    });
-  }
+function endpointMapTargets(values: Map<string, string>, family: IPFamily): (rules: readonly string[]) => IP[] {
   return (rules) => {
     const out: IP[] = [];
     for (const text of rules) {
@@ -119,7 +125,7 @@ function endpointMapTargets(view: LiveTableView, family: IPFamily): (rules: read
       if (!m) continue;
       const base = Number(m[2] ?? 0);
       for (let i = 0; i < Number(m[1]); i++) {
-        const ip = byKey.get(`${m[3]} ${base + i}`);
+        const ip = addressOf(values.get(`${m[3]} ${base + i}`), family);
         if (ip) out.push(ip);
       }
     }

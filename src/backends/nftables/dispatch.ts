@@ -19,6 +19,9 @@ export interface OwnedDestinations {
   nodePort?: number;
 }
 
+/** The owned addresses a Service port is reached on besides its NodePort: ClusterIP, external IPs, load-balancer IPs. */
+export const ownedAddresses = (owned: OwnedDestinations): IP[] => [...(owned.clusterIP ? [owned.clusterIP] : []), ...owned.externalIPs, ...owned.loadBalancerVIPs];
+
 export function ownedDestinations(plan: ServicePortPlan, claims: Claims): OwnedDestinations {
   const { sp } = plan;
   return {

@@ -1,8 +1,9 @@
 // `dnat ip addr . port to KEY map @M`: destination NAT to the address and port a named
-// data map holds for KEY. fast-load's policy chains draw an endpoint this way: KEY is the
-// chain's constant and a numgen draw (`numgen random mod 1 offset C . numgen random mod
-// N`), and the endpoints are elements of a table-wide map rather than chains. nft 1.0.6
-// lists it as `dnat ip to KEY map @M`; its JSON names the map as `"data": "@M"`.
+// data map holds for KEY. fast-load draws an endpoint this way: from an endpoint map of
+// addresses and ports, KEY a policy chain's range of keys (`numgen random mod N offset B`),
+// and in the DNAT chains shared by Service ports, KEY the packet's destination and a draw
+// (`ip daddr . tcp dport . numgen random mod N`). nft 1.0.6 lists it as `dnat ip to KEY
+// map @M`; its JSON names the map as `"data": "@M"`.
 import type { Stmt } from '../expr.js';
 import { exprJson } from '../expr-json.js';
 import { expr, name, NOT_OURS } from '../expr-text-read.js';

@@ -27,12 +27,11 @@
 // dependency on the protocol, and nft 1.0.6 lists the rule without one (a match written
 // here would never list back, and the diff would rewrite it every time).
 import { InternalError } from '../../../diag/diagnostic.js';
-import type { IP } from '../../../net/ip.js';
 import { concat, goto, payload, type Expr } from '../../../nft/expr.js';
 import type { KeyPart } from '../../../nft/objects.js';
 import { keyString, type TableBuilder } from '../../../nft/ruleset.js';
 import type { FamilyContext } from '../context.js';
-import type { DispatchRoute, OwnedDestinations } from '../dispatch.js';
+import { ownedAddresses, type DispatchRoute, type OwnedDestinations } from '../dispatch.js';
 import type { L4Proto, ServicePortPlan } from '../plan.js';
 
 /**
@@ -70,7 +69,7 @@ function couldShare(plan: ServicePortPlan): boolean {
 export function sharesDnatChains(plan: ServicePortPlan, owned: OwnedDestinations): boolean {
   if (!couldShare(plan)) return false;
   const n = plan.endpoints.clusterEndpoints.length;
-  const destinations = (owned.clusterIP ? 1 : 0) + owned.externalIPs.length + owned.loadBalancerVIPs.length + (owned.nodePort !== undefined ? 1 : 0);
+  const destinations = ownedAddresses(owned).length + (owned.nodePort !== undefined ? 1 : 0);
   const chains = plan.usesExternalChain ? 2 : 1;
   // A port whose destinations all belong to other ports (claims.ts) keeps its chains, as
   // kube-proxy's table has them: nothing reaches them either way.
@@ -107,7 +106,7 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
   const endpointOf = endpoints.map((ep): KeyPart[] => [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }]);
   const data = { types: [ctx.addrType, 'inet_service' as const], typeof: concat(ctx.daddr, dport) };
 
-  const addresses: IP[] = [...(owned.clusterIP ? [owned.clusterIP] : []), ...owned.externalIPs, ...owned.loadBalancerVIPs];
+  const addresses = ownedAddresses(owned);
   if (addresses.length > 0 && !b.hasChain(names.internal)) {
     if (!b.hasSet(names.addressMap)) b.set({ name: names.addressMap, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, dport, draw(1)), data });
     b.chain({ name: names.internal });
@@ -131,5 +130,5 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
     const nodePort = owned.nodePort;
     endpointOf.forEach((value, i) => add(names.nodePortMap, [{ t: 'port', n: nodePort }, { t: 'int', n: i }], value));
   }
-  return names;
+  return { internal: names.internal, external: names.external, nodePort: names.nodePort };
 }
