@@ -90,11 +90,14 @@ const median = (xs) => {
 };
 const loadAverage = () => os.loadavg().map((x) => Number(x.toFixed(2)));
 
+/** The benchmark's cluster of a size: its mix, with --endpoints endpoints a Service. */
+const benchCluster = (o, size) => makeCluster(size, { endpoints: o.endpoints, mixed: true });
+
 /** The snapshot of a size (base, with one endpoint moved, or with one Service removed), written once and cached. */
 function snapshot(o, size, format, moved, removed = false) {
   const file = path.join(o.dir, `snap-${size}x${o.endpoints}${moved ? '-moved' : ''}${removed ? '-removed' : ''}.${format}`);
   if (fs.existsSync(file)) return file;
-  const cluster = makeCluster(size, { endpoints: o.endpoints, mixed: true });
+  const cluster = benchCluster(o, size);
   // Service 8 is a LoadBalancer with a NodePort: the most flows a Service of the mix has.
   if (removed) cluster.services.splice(8 % size, 1);
   if (moved) {
@@ -206,7 +209,7 @@ async function nftLoads(o, size, input, moved, compiled, loads) {
   const tag = `${size}x${o.endpoints}`;
   const ruleset = (layout) => {
     const file = path.join(o.dir, 'out', `layout-${size}.${layout}.nft`);
-    if (layout === 'map-only') fs.writeFileSync(file, mapOnlyTable(makeCluster(size, { endpoints: o.endpoints, mixed: true })));
+    if (layout === 'map-only') fs.writeFileSync(file, mapOnlyTable(benchCluster(o, size)));
     else execFileSync(BIN, ['compile', '--layout', layout, input, '-o', file], { stdio: ['ignore', 'ignore', 'inherit'] });
     return file;
   };
