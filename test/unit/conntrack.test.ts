@@ -188,12 +188,13 @@ function sharesChains(m: FamilyModel): boolean {
 
 describe('the fast-load layout: the endpoints the shared DNAT chains\' maps hold are read for each destination', () => {
   const np = dns({ nodePort: 30053 });
+  const six = dns({ family: 6, clusterIP: ip('fd00:30::10') });
   const cases: [string, FamilyModel | null, FamilyModel][] = [
     ['ClusterIP, one endpoint of three removed', familyModel(dns(), eps(A, B, C)), familyModel(dns(), eps(A, C))],
     ['ClusterIP, the first removed (every draw after it moves)', familyModel(dns(), eps(A, B, C)), familyModel(dns(), eps(B, C))],
     ['NodePort, one endpoint of two removed', familyModel(np, eps(A, B)), familyModel(np, eps(B))],
     ['from its own chains to the shared ones', familyModel(np, eps(A, B, C)), familyModel(np, eps(A))],
-    ['IPv6', v6(dns({ family: 6, clusterIP: ip('fd00:30::10') }), eps('fd00:10:180::1', 'fd00:10:180::2')), v6(dns({ family: 6, clusterIP: ip('fd00:30::10') }), eps('fd00:10:180::2'))],
+    ['IPv6', v6(six, eps('fd00:10:180::1', 'fd00:10:180::2')), v6(six, eps('fd00:10:180::2'))],
   ];
   for (const [name, before, after] of cases) {
     it(`${name}: the same commands as from kube-proxy's layout`, () => {
