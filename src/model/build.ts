@@ -166,12 +166,16 @@ function uniqueIPs(ips: IP[]): IP[] {
   return out;
 }
 
-/** Endpoints per Service port, merged over slices, deduplicated (a local copy wins), sorted. */
+/**
+ * Endpoints per Service port, merged over slices, deduplicated (a local copy wins), sorted.
+ * The slices are merged in name order, not input order: an endpoint two slices list with
+ * different hints or conditions must come out the same however the snapshot is ordered.
+ */
 function endpointsFor(sets: DecodedEndpointSet[], nodeName: string, family: IPFamily): Map<string, Endpoint[]> {
   // Legacy Endpoints count only for Services that no EndpointSlice names.
   const sliced = sets.some((s) => s.legacy) ? new Set(sets.filter((s) => !s.legacy).map((s) => `${s.namespace}/${s.service}`)) : null;
   const byPort = new Map<string, Endpoint[]>();
-  for (const set of sets) {
+  for (const set of inNameOrder(sets)) {
     if (set.family !== family) continue;
     if (set.legacy && sliced!.has(`${set.namespace}/${set.service}`)) continue;
     for (let k = 0; k < set.ports.length; k++) {
@@ -187,6 +191,17 @@ function endpointsFor(sets: DecodedEndpointSet[], nodeName: string, family: IPFa
   }
   for (const eps of byPort.values()) uniqueByKey(sortByKey(eps));
   return byPort;
+}
+
+/**
+ * The sets ordered by object name (stable: the sets of one legacy Endpoints object keep their
+ * order). kubectl lists objects by name already, so the sort is skipped when they are.
+ */
+function inNameOrder(sets: DecodedEndpointSet[]): DecodedEndpointSet[] {
+  let sorted = true;
+  for (let i = 1; i < sets.length && sorted; i++) sorted = cmp(sets[i - 1].object, sets[i].object) <= 0;
+  if (sorted) return sets;
+  return sets.map((s, i) => ({ s, i })).sort((a, b) => cmp(a.s.object, b.s.object) || a.i - b.i).map((x) => x.s);
 }
 
 /** Sorts endpoints by key as strings, keeping the input order of equal keys (stable). */
