@@ -3,10 +3,12 @@
 // a Service port's chain; its endpoint chains' names give the endpoints' addresses, and
 // the policy chain's own DNATs where a port has no endpoint chains: from 1.36 without
 // affinity, and fast-load's rules that update the affinity set and DNAT, and its chains
-// shared by Service ports, whose maps are keyed by the destination), and
+// shared by Service ports, whose maps are keyed by the destination, reached from a
+// dispatch element or, for a ClusterIP without one, from the services chain's jump), and
 // the clean-up as commands of the conntrack tool. The compiled tables are read the same
 // way, so both sides agree on what "translated" means.
-import { parseEndpointChain, parseServicePortChain, SERVICE_IPS_MAP, SERVICE_NODEPORTS_MAP } from '../backends/nftables/names.js';
+import { CLUSTER_IP_DNAT_CHAIN } from '../backends/nftables/fast-load/shared-dnat.js';
+import { CLUSTER_IPS_SET, parseEndpointChain, parseServicePortChain, SERVICE_IPS_MAP, SERVICE_NODEPORTS_MAP } from '../backends/nftables/names.js';
 import { contentsView, ruleText, type LiveTableView } from '../live/view.js';
 import { servicePortKey, type FamilyModel } from '../model/types.js';
 import { compareIP, formatIP, parseIP, type IP, type IPFamily } from '../net/ip.js';
@@ -54,43 +56,89 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
       else services.set(key.replace(UDP, ' '), endpoints);
     });
   }
+  for (const [destination, endpoints] of clusterIPDrawTargets(view, values, family)) {
+    const key = destination.replace(' . ', ' ');
+    if (!services.has(key)) services.set(key, endpoints);
+  }
   return { services, nodePorts };
 }
 
 /**
  * fast-load's chains shared by Service ports (shared-dnat.ts): a `service-ips` or
  * `service-nodeports` element that goes to a chain DNATing with `... udp dport . numgen
- * random mod N map @M` (itself, or after a `goto`) reaches the addresses of M's elements
- * `DESTINATION . 0` .. `DESTINATION . N-1`, its destination being the element's address
- * and port, or its NodePort.
+ * random mod N [offset B] map @M` (itself, or after a `goto`) reaches the addresses of M's
+ * elements `DESTINATION . B` .. `DESTINATION . B+N-1`, its destination being the element's
+ * address and port, or its NodePort.
  */
 function sharedChainTargets(view: LiveTableView, values: Map<string, string>, family: IPFamily): (chain: string, destination: string) => IP[] | undefined {
   const chainIndex = new Map<string, number>();
   for (let i = 0; i < view.chainCount; i++) chainIndex.set(view.chainName(i), i);
-  const dnatOf = (chain: string, hops: number): { n: number; map: string } | undefined => {
+  const dnatOf = (chain: string, hops: number): SharedDraw | undefined => {
     const i = chainIndex.get(chain);
     if (i === undefined) return undefined;
     for (const text of view.rules(i).map(ruleText)) {
-      const m = / to (?:ip6? daddr \. )?udp dport \. numgen random mod ([0-9]+) map @(\S+)$/.exec(text);
-      if (m) return { n: Number(m[1]), map: m[2] };
+      const draw = sharedDraw(text);
+      if (draw) return draw;
       const next = /^goto (\S+)$/.exec(text);
       if (next && hops > 0) return dnatOf(next[1], hops - 1);
     }
     return undefined;
   };
   // Many destinations share a chain: its rules are read once.
-  const dnats = new Map<string, { n: number; map: string } | undefined>();
+  const dnats = new Map<string, SharedDraw | undefined>();
   return (chain, destination) => {
     if (!dnats.has(chain)) dnats.set(chain, dnatOf(chain, 1));
     const dnat = dnats.get(chain);
     if (!dnat) return undefined;
     const out: IP[] = [];
     for (let i = 0; i < dnat.n; i++) {
-      const ip = addressOf(values.get(`${dnat.map} ${destination} . ${i}`), family);
+      const ip = addressOf(values.get(`${dnat.map} ${destination} . ${dnat.base + i}`), family);
       if (ip) out.push(ip);
     }
     return out;
   };
+}
+
+/** A shared DNAT rule's draw: among n, from base, in map. */
+interface SharedDraw {
+  n: number;
+  base: number;
+  map: string;
+}
+
+/** `... udp dport . numgen random mod N [offset B] map @M`, a UDP rule of the shared chains. */
+function sharedDraw(text: string): SharedDraw | undefined {
+  const m = / to (?:ip6? daddr \. )?udp dport \. numgen random mod ([0-9]+)(?: offset ([0-9]+))? map @(\S+)$/.exec(text);
+  return m ? { n: Number(m[1]), base: Number(m[2] ?? 0), map: m[3] } : undefined;
+}
+
+/**
+ * fast-load's ClusterIPs without a `service-ips` element (shared-dnat.ts): the services
+ * chain jumps for a ClusterIP to a chain of rules `... udp dport . numgen random mod N
+ * offset B map @M`, each of which finds the destinations of M's elements `A . P . k`, k in
+ * B .. B+N-1; its endpoints, by `A . P`, in draw order.
+ */
+function clusterIPDrawTargets(view: LiveTableView, values: Map<string, string>, family: IPFamily): Map<string, IP[]> {
+  const out = new Map<string, IP[]>();
+  let chain = -1;
+  for (let i = 0; i < view.chainCount; i++) if (view.chainName(i) === CLUSTER_IP_DNAT_CHAIN) chain = i;
+  if (chain < 0) return out;
+  const draws = view.rules(chain).map((r) => sharedDraw(ruleText(r))).filter((d) => d !== undefined);
+  if (draws.length === 0) return out;
+  const clusterIPs = new Set(view.sets.find((s) => s.set.name === CLUSTER_IPS_SET)?.keys ?? []);
+  const found: [string, number, IP][] = [];
+  for (const [entry, value] of values) {
+    const [map, key] = [entry.slice(0, entry.indexOf(' ')), entry.slice(entry.indexOf(' ') + 1)];
+    const at = key.lastIndexOf(' . ');
+    const [destination, k] = [key.slice(0, at), Number(key.slice(at + 3))];
+    if (!clusterIPs.has(destination.split(' . ')[0])) continue;
+    if (!draws.some((d) => d.map === map && k >= d.base && k < d.base + d.n)) continue;
+    const ip = addressOf(value, family);
+    if (ip) found.push([destination, k, ip]);
+  }
+  found.sort((a, b) => a[1] - b[1]);
+  for (const [destination, , ip] of found) out.set(destination, [...(out.get(destination) ?? []), ip]);
+  return out;
 }
 
 /** Every data map's values, by `MAP KEY`: an address, or an address and a port. */

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileFamily } from '../../src/backends/nftables/index.js';
 import type { Layout } from '../../src/backends/nftables/layout.js';
+import { CLUSTER_IP_DNAT_CHAIN } from '../../src/backends/nftables/fast-load/shared-dnat.js';
 import { StatementStore } from '../../src/nft/ruleset.js';
 import { compileOvsDumpForm } from '../../src/backends/ovs/index.js';
 import { commandText, conntrackDeletes, dnatTargets, NFT_SCRIPT } from '../../src/conntrack/nft.js';
@@ -183,7 +184,8 @@ describe("kube-proxy's rule, case by case", () => {
 /** Whether fast-load's table for `m` sends the Service port to the DNAT chains shared by ports (shared-dnat.ts). */
 function sharesChains(m: FamilyModel): boolean {
   const t = compileFamily(m, { tableName: 'kube-proxy', layout: 'fast-load' }, [], new StatementStore());
-  return t.chains.some((c) => /^dnat-udp-\d+$/.test(c.chain.name));
+  // A UDP DNAT shared by ports: its ClusterIP's draw, or a chain for its other destinations.
+  return t.chains.some((c) => /^dnat-(external-|nodeport-)udp-\d+$/.test(c.chain.name) || (c.chain.name === CLUSTER_IP_DNAT_CHAIN && c.rules.length > 0));
 }
 
 describe('the fast-load layout: the endpoints the shared DNAT chains\' maps hold are read for each destination', () => {

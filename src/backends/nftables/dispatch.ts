@@ -36,10 +36,12 @@ export function ownedDestinations(plan: ServicePortPlan, claims: Claims): OwnedD
  * Where a Service port's traffic is sent: ClusterIP traffic to `internal`, traffic to its
  * external and load-balancer IPs to `external`, NodePort traffic to `nodePort`. kube-proxy's
  * are the port's own chains (its policy chain, its external chain for both); fast-load's
- * chains shared by many Service ports are others (fast-load/shared-dnat.ts).
+ * chains shared by many Service ports are others, and its ClusterIP traffic has no element
+ * at all when the table's own rules find its endpoints (fast-load/shared-dnat.ts).
  */
 export interface DispatchRoute {
-  internal: string;
+  /** Undefined: no `service-ips` element for the ClusterIP. */
+  internal?: string;
   external: string;
   nodePort: string;
 }
@@ -61,8 +63,8 @@ export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, owned: Owne
 
   b.element({ set: N.CLUSTER_IPS_SET, key: [{ t: 'ip', ip: sp.clusterIP }] });
   if (owned.clusterIP) {
-    if (plan.hasInternalEndpoints) add(N.SERVICE_IPS_MAP, ipKey(owned.clusterIP), { kind: 'goto', target: route.internal });
-    else add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(owned.clusterIP), plan.internalFilterVerdict, plan.nameString);
+    if (!plan.hasInternalEndpoints) add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(owned.clusterIP), plan.internalFilterVerdict, plan.nameString);
+    else if (route.internal !== undefined) add(N.SERVICE_IPS_MAP, ipKey(owned.clusterIP), { kind: 'goto', target: route.internal });
   }
 
   for (const ip of owned.externalIPs) {

@@ -2,15 +2,20 @@
 // masquerading, ClusterIP checks, NodePort addresses, no-endpoint handling, firewall and
 // Service dispatch. Rule order inside each chain is kube-proxy's.
 import type { FamilyModel } from '../../model/types.js';
-import { concat, eq, meta, ne, payload, prefix, setref, type Stmt } from '../../nft/expr.js';
+import { concat, eq, jump, meta, ne, payload, prefix, setref, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
 import { localMatch } from './local-detector.js';
 import * as N from './names.js';
 import { emitSkeleton } from './skeleton.js';
 
-/** kube-proxy's fixed part, in its order: the skeleton, then the fixed sets, maps and rules. */
-export function emitKubeProxyFixedPart(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+/**
+ * kube-proxy's fixed part, in its order: the skeleton, then the fixed sets, maps and rules.
+ * `clusterIPDnatChain` (fast-load) is a chain the services chain jumps to for ClusterIP
+ * traffic after the `service-ips` map and before NodePorts: the Service ports with no
+ * dispatch element of their own are found there (fast-load/shared-dnat.ts).
+ */
+export function emitKubeProxyFixedPart(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, clusterIPDnatChain?: string): void {
   // 1.36 on: the hairpin set is the table's first (as a live table lists it).
   if (ctx.forms.hairpin === 'set') emitHairpinSet(b, ctx);
   emitSkeleton(b, ctx.forms);
@@ -20,7 +25,7 @@ export function emitKubeProxyFixedPart(b: TableBuilder, ctx: FamilyContext, m: F
   emitNodePortAddresses(b, ctx, m);
   emitNoEndpointHandling(b, ctx, m);
   emitFirewallCheck(b, ctx);
-  emitServiceDispatch(b, ctx, m);
+  emitServiceDispatch(b, ctx, m, clusterIPDnatChain);
 }
 
 const l4protoDport = () => concat(meta('l4proto'), payload('th', 'dport'));
@@ -155,7 +160,7 @@ export function emitFirewallCheck(b: TableBuilder, ctx: FamilyContext): void {
   b.rule({ chain: N.FIREWALL_CHECK_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.FIREWALL_IPS_MAP }] });
 }
 
-export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void {
+export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, clusterIPDnatChain?: string): void {
   b.set({
     name: N.SERVICE_IPS_MAP,
     kind: 'map',
@@ -165,6 +170,10 @@ export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: Fami
   b.set({ name: N.SERVICE_NODEPORTS_MAP, kind: 'map', keyType: ['inet_proto', 'inet_service'], comment: 'NodePort traffic' });
   if (ctx.forms.clusterIPMasquerade === 'services-chain') emitClusterIPMasquerade(b, ctx, m);
   b.rule({ chain: N.SERVICES_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.SERVICE_IPS_MAP }] });
+  if (clusterIPDnatChain !== undefined) {
+    b.chain({ name: clusterIPDnatChain });
+    b.rule({ chain: N.SERVICES_CHAIN, stmts: [eq(ctx.daddr, setref(N.CLUSTER_IPS_SET)), jump(clusterIPDnatChain)] });
+  }
   b.rule({
     chain: N.SERVICES_CHAIN,
     stmts: [...nodePortDestination(ctx, m, true), { t: 'vmap', key: l4protoDport(), map: N.SERVICE_NODEPORTS_MAP }],

@@ -12,6 +12,7 @@ import type { FamilyContext } from './context.js';
 import type { DispatchRoute, OwnedDestinations } from './dispatch.js';
 import { AFFINITY_SET } from './fast-load/affinity.js';
 import { fastLoadEmitters } from './fast-load/index.js';
+import { CLUSTER_IP_DNAT_CHAIN } from './fast-load/shared-dnat.js';
 import { emitFirewall } from './firewall.js';
 import { emitKubeProxyFixedPart } from './fixed.js';
 import type { ServicePortPlan } from './plan.js';
@@ -106,7 +107,7 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
     emitters: (t) =>
       t.format === 'json'
         ? { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('chains'), forms: TABLE_FORMS['1.35'] }
-        : { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
+        : { fixed: (b, ctx, m) => emitKubeProxyFixedPart(b, ctx, m, CLUSTER_IP_DNAT_CHAIN), servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
     managedSets: [AFFINITY_SET],
     jsonFormDiffers: true,
     followsRelease: false,

@@ -90,7 +90,7 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
       const clusterIP = fs.readFileSync(file, 'utf8').replace('  type: NodePort\n', '  type: ClusterIP\n').replace(', nodePort: 30080}', '}');
       expect(clusterIP).not.toContain('30080');
       // No NodePort: a packet to 30080 would meet the node's own stack, which the trace does not model.
-      return check(clusterIP, /^\t\tdnat ip addr \. port to ip daddr \. tcp dport \. numgen random mod 3 map @service-endpoints-tcp$/m, cases.slice(0, 2));
+      return check(clusterIP, /^\t\tdnat ip addr \. port to ip daddr \. tcp dport \. numgen random mod 3 offset 3 map @service-endpoints-tcp$/m, cases.slice(0, 2));
     });
 
     it('Local external policy: the port\'s own chains, drawing from an endpoint map of addresses and ports', () => {
@@ -218,8 +218,9 @@ describe('the fast-load layout loads', () => {
       // traffic goes to DNAT chains shared by the ports of its protocol and endpoint count
       // (fast-load.test.ts checks that they reach the same endpoints).
       const own = kpChains.filter((c) => !c.startsWith('endpoint-') || affinityChains.has(c));
-      const shared = chains.filter((c) => /^dnat-(external-|nodeport-)?(tcp|udp|sctp)-\d+$/.test(c));
-      expect(shared.length).toBeGreaterThan(2);
+      const shared = chains.filter((c) => /^dnat-((external-|nodeport-)(tcp|udp|sctp)-\d+|cluster-ips)$/.test(c));
+      expect(shared).toContain('dnat-cluster-ips');
+      expect(shared.length).toBeGreaterThan(1);
       const gone = own.filter((c) => !chains.includes(c));
       expect(gone.length).toBeGreaterThan(100);
       for (const c of gone) expect(c).toMatch(/^(service|external)-/);
@@ -371,13 +372,14 @@ describe('diff --layout', () => {
     await withNetns('fl', async (ns) => {
       ns.nft(['-f', '-'], await compiled(labFile, 'fast-load'));
       const tx = await diffAgainst(ns, moved, 'fast-load');
-      // The second draw's element for each of few's destinations: its ClusterIP and its NodePort.
+      // The second draw's element for each of few's destinations: its ClusterIP (draws
+      // among two are keys 1 and 2 of the address map) and its NodePort (0 and 1).
       expect(tx.trim().split('\n').sort(), tx).toEqual(
         [
           'delete element ip kube-proxy nodeport-endpoints-tcp { 30014 . 1 }',
           'add element ip kube-proxy nodeport-endpoints-tcp { 30014 . 1 : 10.180.0.3 . 8080 }',
-          'delete element ip kube-proxy service-endpoints-tcp { 172.30.0.14 . 80 . 1 }',
-          'add element ip kube-proxy service-endpoints-tcp { 172.30.0.14 . 80 . 1 : 10.180.0.3 . 8080 }',
+          'delete element ip kube-proxy service-endpoints-tcp { 172.30.0.14 . 80 . 2 }',
+          'add element ip kube-proxy service-endpoints-tcp { 172.30.0.14 . 80 . 2 : 10.180.0.3 . 8080 }',
         ].sort(),
       );
       ns.nft(['-f', '-'], tx);
@@ -389,12 +391,20 @@ describe('diff --layout', () => {
     // spread loses its fifth endpoint: 4 on its ClusterIP alone share the DNAT chains, 5 do not.
     await withNetns('fl', async (ns) => {
       ns.nft(['-f', '-'], await compiled(labFile, 'fast-load'));
-      for (const [yaml, to] of [
-        [changed, 'goto dnat-tcp-4'],
-        [base, 'goto service-'],
-      ]) {
+      // Shared, the ClusterIP has no service-ips element: the table's first port with four
+      // endpoints brings the rule that draws among four (keys 6 to 9).
+      const toShared = [
+        'delete element ip kube-proxy service-ips { 172.30.0.10 . tcp . 80 }',
+        'add rule ip kube-proxy dnat-cluster-ips dnat ip addr . port to ip daddr . tcp dport . numgen random mod 4 offset 6 map @service-endpoints-tcp',
+        'add element ip kube-proxy service-endpoints-tcp { 172.30.0.10 . 80 . 9 : 10.180.0.4 . 8080 }',
+      ];
+      const toOwn = ['add element ip kube-proxy service-ips { 172.30.0.10 . tcp . 80 : goto service-', 'delete element ip kube-proxy service-endpoints-tcp { 172.30.0.10 . 80 . 9 }'];
+      for (const [yaml, lines] of [
+        [changed, toShared],
+        [base, toOwn],
+      ] as const) {
         const tx = await diffAgainst(ns, yaml, 'fast-load');
-        expect(tx).toContain(`add element ip kube-proxy service-ips { 172.30.0.10 . tcp . 80 : ${to}`);
+        for (const line of lines) expect(tx).toContain(line);
         ns.nft(['-f', '-'], tx);
         expect(await diffAgainst(ns, yaml, 'fast-load')).toBe('');
         expect(canonicalListing(ns.nft(['-j', 'list', 'ruleset']))).toEqual(await freshListing(await compiledYaml(yaml, 'fast-load')));

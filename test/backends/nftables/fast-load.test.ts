@@ -8,6 +8,7 @@ import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/ge
 import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nftables/fast-load/affinity.js';
 import { endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
 import { claimRange } from '../../../src/backends/nftables/fast-load/key-ranges.js';
+import { CLUSTER_IP_DNAT_CHAIN, drawBase } from '../../../src/backends/nftables/fast-load/shared-dnat.js';
 import type { Endpoint } from '../../../src/model/types.js';
 import { statementsBuilder } from '../../../src/nft/ruleset.js';
 import { uniformChoice } from '../../../src/backends/nftables/fast-load/selection.js';
@@ -149,24 +150,48 @@ describe('compile --layout fast-load', () => {
     expect(outside(fl).filter((l) => !fastLoadOwn.test(l) && !isDispatch(l))).toEqual(expected.filter((l) => !isDispatch(l)));
     const a = chains(kp);
     const b = chains(fl);
+    // The services chain tries the ClusterIP draws after the map, before NodePorts.
+    const services = a.get('services')!;
+    const vmapAt = services.indexOf('ip daddr . meta l4proto . th dport vmap @service-ips');
+    expect(b.get('services')).toEqual([...services.slice(0, vmapAt + 1), `ip daddr @cluster-ips jump ${CLUSTER_IP_DNAT_CHAIN}`, ...services.slice(vmapAt + 1)]);
+    // Its rules, one for each protocol and endpoint count: draw i of N finds A . P . B+i.
+    const clusterIPDraws = new Map<string, number>();
+    for (const r of b.get(CLUSTER_IP_DNAT_CHAIN)!) {
+      const m = /^dnat ip6? addr \. port to ip6? daddr \. (\w+) dport \. numgen random mod (\d+)(?: offset (\d+))? map @service-endpoints-\1$/.exec(r);
+      expect(m, r).not.toBeNull();
+      const n = Number(m![2]);
+      expect(Number(m![3] ?? 0)).toBe(drawBase(n));
+      expect(clusterIPDraws.has(`${m![1]} ${n}`)).toBe(false);
+      clusterIPDraws.set(`${m![1]} ${n}`, drawBase(n));
+    }
     // A Service port without affinity or Local policy has no chains of its own: its
     // dispatch elements go to the DNAT chains of its protocol and endpoint count, whose maps
-    // hold kube-proxy's endpoints, in its order, for each destination of the port.
+    // hold kube-proxy's endpoints, in its order, for each destination of the port; its
+    // ClusterIP has no dispatch element, and is found by the rules of dnat-cluster-ips.
     const kpDispatch = dispatchElements(kp);
-    const flDispatch = dispatchElements(fl);
-    expect(flDispatch.map((d) => `${d.family} ${d.set} ${d.key}`)).toEqual(kpDispatch.map((d) => `${d.family} ${d.set} ${d.key}`));
+    const flDispatch = new Map(dispatchElements(fl).map((d) => [`${d.family} ${d.set} ${d.key}`, d.target]));
     const shared = sharedMapElements(fl);
     const replaced = new Set<string>();
     let sharedSeen = 0;
-    kpDispatch.forEach(({ family, set, key, target }, i) => {
-      const to = flDispatch[i].target;
+    let clusterIPsDrawn = 0;
+    kpDispatch.forEach(({ family, set, key, target }) => {
+      const id = `${family} ${set} ${key}`;
+      const to = flDispatch.get(id) ?? CLUSTER_IP_DNAT_CHAIN;
+      flDispatch.delete(id);
       if (to === target) return;
-      const m = SHARED_CHAIN.exec(to);
-      expect(m, `${key}: ${to}`).not.toBeNull();
-      const [, kind, proto, n] = m!;
-      expect(kind === 'nodeport-').toBe(set === 'service-nodeports');
       // kube-proxy's path: the external chain (mark, then the policy chain), or the policy chain.
       let policy = target;
+      let kind = '';
+      if (to === CLUSTER_IP_DNAT_CHAIN) {
+        expect(set, key).toBe('service-ips');
+        expect(target, key).toMatch(/^service-/);
+        clusterIPsDrawn++;
+      } else {
+        const m = SHARED_CHAIN.exec(to);
+        expect(m, `${key}: ${to}`).not.toBeNull();
+        kind = m![1] ?? '';
+        expect(kind === 'nodeport-').toBe(set === 'service-nodeports');
+      }
       if (kind) {
         const external = a.get(target)!;
         expect(external).toEqual(['mark set mark or 0x00004000', expect.stringMatching(/^goto service-/)]);
@@ -179,27 +204,40 @@ describe('compile --layout fast-load', () => {
       const dnat = /^meta l4proto (\w+) dnat (ip6? )?addr \. port to numgen random mod (\d+) map \{ (.*) \}$/.exec(rules[0]);
       expect(dnat, rules[0]).not.toBeNull();
       const want = dnat![4].split(' , ').map((e) => e.replace(/^\d+ : /, ''));
-      expect([dnat![1], want.length]).toEqual([proto, Number(n)]);
-      // `A . PROTO . P` is found as `A . P . i`; the NodePort's `PROTO . N` as `N . i`.
+      const proto = dnat![1];
+      if (to !== CLUSTER_IP_DNAT_CHAIN) expect([proto, String(want.length)]).toEqual([SHARED_CHAIN.exec(to)![2], SHARED_CHAIN.exec(to)![3]]);
+      // `A . PROTO . P` is found as `A . P . B+i`; the NodePort's `PROTO . N` as `N . i`.
       const parts = key.split(' . ');
-      const [map, destination] =
-        set === 'service-nodeports' ? [`nodeport-endpoints-${proto}`, parts[1]] : [`service-endpoints-${proto}`, `${parts[0]} . ${parts[2]}`];
+      const [map, destination, base] =
+        set === 'service-nodeports'
+          ? [`nodeport-endpoints-${proto}`, parts[1], 0]
+          : [`service-endpoints-${proto}`, `${parts[0]} . ${parts[2]}`, clusterIPDraws.get(`${proto} ${want.length}`)];
+      if (set === 'service-ips') expect(base, `${key}: no rule draws among ${want.length}`).toBe(drawBase(want.length));
       // Draw i of N (each 1/N) finds kube-proxy's endpoint i.
-      expect(want.map((_, j) => shared.get(`${family} ${map} ${destination} . ${j}`))).toEqual(want);
+      expect(want.map((_, j) => shared.get(`${family} ${map} ${destination} . ${base! + j}`))).toEqual(want);
       sharedSeen += want.length;
     });
-    if (endpoints === 10) expect(replaced.size).toBe(0);
-    else expect(replaced.size).toBeGreaterThan(100);
+    // fast-load has no dispatch element kube-proxy's table lacks.
+    expect([...flDispatch.keys()]).toEqual([]);
+    if (endpoints === 10) expect([replaced.size, clusterIPsDrawn]).toEqual([0, 0]);
+    else {
+      expect(replaced.size).toBeGreaterThan(100);
+      expect(clusterIPsDrawn).toBeGreaterThan(50);
+    }
     // Every element of the shared maps is one destination's draw (checked above).
     expect(sharedSeen).toBe(shared.size);
     const sharedChains = [...b.keys()].filter((n) => SHARED_CHAIN.test(n));
-    if (endpoints !== 10) expect(sharedChains.length).toBeGreaterThan(2);
+    if (endpoints !== 10) {
+      expect(sharedChains.length).toBeGreaterThan(0);
+      expect(clusterIPDraws.size).toBeGreaterThan(0);
+    }
     for (const name of sharedChains) {
       const [, kind, proto, n] = SHARED_CHAIN.exec(name)!;
       const mark = 'mark set mark or 0x00004000';
-      if (kind === 'external-') expect(b.get(name)).toEqual([mark, `goto dnat-${proto}-${n}`]);
-      else if (kind === 'nodeport-') expect(b.get(name)).toEqual([mark, `dnat ip addr . port to ${proto} dport . numgen random mod ${n} map @nodeport-endpoints-${proto}`]);
-      else expect(b.get(name)).toEqual([`dnat ip addr . port to ip daddr . ${proto} dport . numgen random mod ${n} map @service-endpoints-${proto}`]);
+      const offset = drawBase(Number(n)) ? ` offset ${drawBase(Number(n))}` : '';
+      expect(kind).toMatch(/^(external|nodeport)-$/);
+      if (kind === 'external-') expect(b.get(name)).toEqual([mark, `dnat ip addr . port to ip daddr . ${proto} dport . numgen random mod ${n}${offset} map @service-endpoints-${proto}`]);
+      else expect(b.get(name)).toEqual([mark, `dnat ip addr . port to ${proto} dport . numgen random mod ${n} map @nodeport-endpoints-${proto}`]);
     }
     // Endpoint chains only for the Services with affinity, in kube-proxy's order.
     const withAffinity = (n: string) => a.get(n)!.some((r) => r.startsWith('update @affinity-'));
@@ -207,7 +245,7 @@ describe('compile --layout fast-load', () => {
     expect(endpointChains.length).toBeGreaterThan(40);
     expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(40);
     const own = (n: string) => (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n);
-    expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n))).toEqual([...a.keys()].filter(own));
+    expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN)).toEqual([...a.keys()].filter(own));
     const elements = endpointMapElements(fl);
     const draws = drawMapElements(fl);
     const counts = { affinity: 0, maps: 0, firewalls: 0 };
@@ -215,7 +253,7 @@ describe('compile --layout fast-load', () => {
     const keysSeen: string[] = [];
     let drawCount = 0;
     for (const [name, kpRules] of a) {
-      if (replaced.has(name)) continue;
+      if (replaced.has(name) || name === 'services') continue;
       if (name.startsWith('endpoint-')) {
         // An endpoint chain of a Service with affinity is its work in one rule: the update
         // of the table-wide set (the endpoint's set's timeout on the element), then the DNAT.
@@ -394,7 +432,8 @@ ports: [{name: http, port: 8080, protocol: TCP}]
   }
   const shares = async (yaml: string, n: number) => {
     const text = await compile(yaml, 'fast-load', 'text', '1.36');
-    const shared = new RegExp(`^\\tchain dnat-tcp-${n} \\{$`, 'm').test(text);
+    // The ClusterIP's draw among n in dnat-cluster-ips (every shape of Service has a ClusterIP).
+    const shared = new RegExp(`^\\t\\tdnat ip addr \\. port to ip daddr \\. tcp dport \\. numgen random mod ${n}( offset \\d+)? map @service-endpoints-tcp$`, 'm').test(text);
     // A port that shares has no chain of its own; one that does not, no shared chain.
     expect(/^\tchain (service|local)-[A-Z0-9]{8}-/m.test(text)).toBe(!shared);
     return shared;

@@ -2,32 +2,39 @@
 // chain (and an external chain when it has a NodePort, external or load-balancer IPs);
 // where the port has neither session affinity nor a Local traffic policy those chains do
 // the same for every Service port with as many endpoints: mark external traffic for
-// masquerade, then DNAT to one of the endpoints at random. fast-load sends such a port's
-// `service-ips` and `service-nodeports` elements to chains shared by every Service port of
-// its protocol and endpoint count, which find the endpoint in a map keyed by the packet's
-// own destination and a draw:
+// masquerade, then DNAT to one of the endpoints at random. fast-load finds such a port's
+// endpoint in a map keyed by the packet's own destination and a draw, with rules shared by
+// every Service port of its protocol and endpoint count:
 //
-//   chain dnat-tcp-3          { dnat ip to ip daddr . tcp dport . numgen random mod 3 map @service-endpoints-tcp }
-//   chain dnat-external-tcp-3 { mark set mark or 0x00004000 ; goto dnat-tcp-3 }
+//   chain services            { ... ; ip daddr . meta l4proto . th dport vmap @service-ips ; ip daddr @cluster-ips jump dnat-cluster-ips ; <NodePorts> }
+//   chain dnat-cluster-ips    { dnat ip to ip daddr . tcp dport . numgen random mod 3 offset 3 map @service-endpoints-tcp ; <a rule for each count> }
+//   chain dnat-external-tcp-3 { mark set mark or 0x00004000 ; dnat ip to ip daddr . tcp dport . numgen random mod 3 offset 3 map @service-endpoints-tcp }
 //   chain dnat-nodeport-tcp-3 { mark set mark or 0x00004000 ; dnat ip to tcp dport . numgen random mod 3 map @nodeport-endpoints-tcp }
 //
-// with the elements `A . P . i : E_i . P_i` for each address A the port is reached on
+// with the elements `A . P . B+i : E_i . P_i` for each address A the port is reached on
 // (ClusterIP, external and load-balancer IPs) and `N . i : E_i . P_i` for its NodePort N,
 // in kube-proxy's endpoint order: draw i of N (each 1/N) finds kube-proxy's endpoint i.
-// The kernel pays for chains and rules more than for elements (docs/fast-load.md): with one
-// endpoint a Service the per-port chains were most of the table.
+// Its external and load-balancer IPs and its NodePort have a `service-ips` or
+// `service-nodeports` element (to the chains that mark); its ClusterIP has none: after the
+// map, the rules of `dnat-cluster-ips` try each count's draw, and a lookup that finds no
+// element ends its rule without a match. Each count draws in its own range of numbers
+// (B = N(N-1)/2: 0 for one endpoint, 1-2 for two, 3-5 for three), so a port with three
+// endpoints has no element the draw for one or two could find. A `service-ips` element
+// costs nft about twice a plain one (a verdict to resolve); the ClusterIP is most of a
+// small port's elements. The kernel pays for chains and rules more than for elements
+// (docs/fast-load.md): with one endpoint a Service the per-port chains were most of the
+// table.
 //
 // One map per protocol for every count: an endpoint removed from a port changes the
-// elements from its place on and the last one, and the port's dispatch elements, but not
-// the elements before it, as a map per count would (all of them, into another map). Each
-// element is checked against every rule bound to its map when it is added, so a map is
-// bound by one rule per endpoint count in the table, a few dozen in a large cluster.
+// port's elements (their range moves) and its dispatch elements, in one map. Each element
+// is checked against every rule bound to its map when it is added, so a map is bound by
+// a few rules per endpoint count in the table, a few dozen in a large cluster.
 //
-// The rule holds no `meta l4proto` match: the key's `tcp dport` brings nft's own
+// The rules hold no `meta l4proto` match: the key's `tcp dport` brings nft's own
 // dependency on the protocol, and nft 1.0.6 lists the rule without one (a match written
 // here would never list back, and the diff would rewrite it every time).
 import { InternalError } from '../../../diag/diagnostic.js';
-import { concat, goto, payload, type Expr } from '../../../nft/expr.js';
+import { concat, payload, type Expr, type Stmt } from '../../../nft/expr.js';
 import type { KeyPart } from '../../../nft/objects.js';
 import { keyString, type TableBuilder } from '../../../nft/ruleset.js';
 import type { FamilyContext } from '../context.js';
@@ -76,10 +83,12 @@ export function sharesDnatChains(plan: ServicePortPlan, owned: OwnedDestinations
   return destinations > 0 && n * (2 * destinations - 1) <= 4 * chains;
 }
 
+/** The chain the services chain jumps to for ClusterIP traffic; made with the table's fixed part. */
+export const CLUSTER_IP_DNAT_CHAIN = 'dnat-cluster-ips';
+
 /** The names of the shared chains of a protocol and endpoint count, and of the protocol's maps. */
 export function sharedDnatNames(proto: L4Proto, n: number) {
   return {
-    internal: `dnat-${proto}-${n}`,
     external: `dnat-external-${proto}-${n}`,
     nodePort: `dnat-nodeport-${proto}-${n}`,
     addressMap: `service-endpoints-${proto}`,
@@ -87,12 +96,18 @@ export function sharedDnatNames(proto: L4Proto, n: number) {
   };
 }
 
-const draw = (n: number): Expr => ({ t: 'numgen', mod: n });
+/** The counts (by their external chain's name) whose ClusterIP rule a table has, by its builder. */
+const clusterIPDraws = new WeakMap<TableBuilder, Set<string>>();
+
+/** The first number a draw among n endpoints gives in the address map: n(n-1)/2, so that each count has its own range. */
+export const drawBase = (n: number): number => (n * (n - 1)) / 2;
+
+const draw = (n: number, offset = 0): Expr => ({ t: 'numgen', mod: n, ...(offset ? { offset } : {}) });
 
 /**
  * The port's endpoints as elements of the shared maps, keyed by each destination it owns,
- * and the chains its dispatch elements go to; the chains and maps are made with the first
- * port that uses them.
+ * and the chains its dispatch elements go to; the rules, chains and maps are made with the
+ * first port that uses them.
  */
 export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute {
   const { proto, sp } = plan;
@@ -101,34 +116,42 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
     if (!b.element({ set, key, data })) throw new InternalError(`${set} element ${keyString(key)} written twice`);
   };
   const endpoints = plan.endpoints.clusterEndpoints;
-  const names = sharedDnatNames(proto, endpoints.length);
+  const n = endpoints.length;
+  const base = drawBase(n);
+  const names = sharedDnatNames(proto, n);
   const dport = payload(proto, 'dport');
   const endpointOf = endpoints.map((ep): KeyPart[] => [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }]);
   const data = { types: [ctx.addrType, 'inet_service' as const], typeof: concat(ctx.daddr, dport) };
+  const addressDnat: Stmt = { t: 'map-dnat', family: ctx.family, key: concat(ctx.daddr, dport, draw(n, base)), map: names.addressMap };
 
   const addresses = ownedAddresses(owned);
-  if (addresses.length > 0 && !b.hasChain(names.internal)) {
-    if (!b.hasSet(names.addressMap)) b.set({ name: names.addressMap, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, dport, draw(1)), data });
-    b.chain({ name: names.internal });
-    b.rule({ chain: names.internal, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(ctx.daddr, dport, draw(endpoints.length)), map: names.addressMap }] });
+  if (addresses.length > 0 && !b.hasSet(names.addressMap)) {
+    b.set({ name: names.addressMap, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, dport, draw(1)), data });
+  }
+  if (owned.clusterIP) {
+    const made = clusterIPDraws.get(b) ?? clusterIPDraws.set(b, new Set()).get(b)!;
+    if (!made.has(names.external)) {
+      made.add(names.external);
+      b.rule({ chain: CLUSTER_IP_DNAT_CHAIN, stmts: [addressDnat] });
+    }
   }
   for (const ip of addresses) {
-    endpointOf.forEach((value, i) => add(names.addressMap, [{ t: 'ip', ip }, { t: 'port', n: sp.port }, { t: 'int', n: i }], value));
+    endpointOf.forEach((value, i) => add(names.addressMap, [{ t: 'ip', ip }, { t: 'port', n: sp.port }, { t: 'int', n: base + i }], value));
   }
   if (owned.externalIPs.length + owned.loadBalancerVIPs.length > 0 && !b.hasChain(names.external)) {
     b.chain({ name: names.external });
     b.rule({ chain: names.external, stmts: [ctx.markForMasquerade] });
-    b.rule({ chain: names.external, stmts: [goto(names.internal)] });
+    b.rule({ chain: names.external, stmts: [addressDnat] });
   }
   if (owned.nodePort !== undefined) {
     if (!b.hasChain(names.nodePort)) {
       if (!b.hasSet(names.nodePortMap)) b.set({ name: names.nodePortMap, kind: 'map', keyType: ['inet_service', 'integer'], typeof: concat(dport, draw(1)), data });
       b.chain({ name: names.nodePort });
       b.rule({ chain: names.nodePort, stmts: [ctx.markForMasquerade] });
-      b.rule({ chain: names.nodePort, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(dport, draw(endpoints.length)), map: names.nodePortMap }] });
+      b.rule({ chain: names.nodePort, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(dport, draw(n)), map: names.nodePortMap }] });
     }
     const nodePort = owned.nodePort;
     endpointOf.forEach((value, i) => add(names.nodePortMap, [{ t: 'port', n: nodePort }, { t: 'int', n: i }], value));
   }
-  return { internal: names.internal, external: names.external, nodePort: names.nodePort };
+  return { external: names.external, nodePort: names.nodePort };
 }
