@@ -115,6 +115,20 @@ describe('the compact live read', () => {
     expect(many.rules[2999].comment).toBe('ü 2999');
   });
 
+  it('draws of one shape with and without an offset read as nft prints them: no `offset 0`', () => {
+    const doc = unchanged();
+    // fast-load's ClusterIP draws: a draw among three from 3, then the draw among one (offset 0).
+    const draw = (mod: number, offset: number) => [
+      { dnat: { family: 'ip', addr: { map: { key: { concat: [{ payload: { protocol: 'ip', field: 'daddr' } }, { payload: { protocol: 'tcp', field: 'dport' } }, { numgen: { mode: 'random', mod, offset } }] }, data: '@service-endpoints-tcp' } } } },
+    ];
+    doc.nftables.push({ chain: { family: 'ip', table: 'kube-proxy', name: 'dnat-cluster-ips', handle: 90000 } });
+    [draw(3, 3), draw(1, 0), draw(2, 1)].forEach((expr, k) => doc.nftables.push({ rule: { family: 'ip', table: 'kube-proxy', chain: 'dnat-cluster-ips', handle: 90001 + k, expr } }));
+    const got = readAsTheLongWay(nftLike(doc));
+    expect(got[0].chains.find((c) => c.name === 'dnat-cluster-ips')!.rules.map((r) => r.text)).toEqual(
+      [3, 1, 2].map((n) => `dnat ip addr . port to ip daddr . tcp dport . numgen random mod ${n}${n > 1 ? ` offset ${(n * (n - 1)) / 2}` : ''} map @service-endpoints-tcp`),
+    );
+  });
+
   it('rules listed chain by chain in another order than the chains, some chains without rules, read as the long way reads them', () => {
     const doc = unchanged();
     const items = doc.nftables;

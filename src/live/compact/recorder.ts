@@ -36,8 +36,12 @@ const WORDS = {
   [Left.Fib]: /^local$/,
 };
 
-/** A piece of a rule's text: written as is, or made from captured values. */
-export type Part = string | { hole: number; as: 'raw' | 'v6' | 'mark' } | { prefix: [number, number]; v6: boolean };
+/**
+ * A piece of a rule's text: written as is, or made from captured values. An `offset` hole
+ * is a numgen's ` offset C`, nothing for 0 (as nft's own text has it): a shape learnt from a
+ * rule with an offset also reads the rules of that shape with none.
+ */
+export type Part = string | { hole: number; as: 'raw' | 'v6' | 'mark' | 'offset' } | { prefix: [number, number]; v6: boolean };
 
 /** A shape learnt: the item's expression and how its text is made. */
 export interface Shape {
@@ -69,6 +73,7 @@ export function textOf(parts: Part[], values: ArrayLike<string>): string | null 
       const v = values[p.hole];
       if (p.as === 'raw') text += v;
       else if (p.as === 'mark') text += markHex(Number(v));
+      else if (p.as === 'offset') text += v === '0' ? '' : ` offset ${v}`;
       else {
         const c = canonicalV6(v);
         if (c === null) return null;
@@ -252,9 +257,9 @@ export class Recorder {
       this.left = Left.Port;
       if (mod === null || !this.lit(', "offset": ')) return null;
       if (this.lit('0}}')) return ['numgen random mod ', { hole: mod, as: 'raw' }];
-      // `numgen random mod 1 offset C`: a constant in a key (fast-load's affinity set).
+      // `numgen random mod K offset C`: a draw in its own range, or (K = 1) a constant in a key.
       const offset = this.hole(INT);
-      return offset !== null && this.lit('}}') ? ['numgen random mod ', { hole: mod, as: 'raw' }, ' offset ', { hole: offset, as: 'raw' }] : null;
+      return offset !== null && this.lit('}}') ? ['numgen random mod ', { hole: mod, as: 'raw' }, { hole: offset, as: 'offset' }] : null;
     }
     if (this.lit('{"concat": [')) {
       const text = this.list(() => this.expr(), ' . ');
