@@ -68,12 +68,14 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
       { name: 'from a pod', src: LAB.clientPod, dst: '172.30.0.51', port: 80 },
       { name: 'NodePort', src: LAB.clientExternal, dst: LAB.nodeIPs[0], port: 30080 },
     ];
-    async function check(yaml: string, form: RegExp, only = cases) {
+    async function check(yaml: string, form: RegExp | ((text: string) => void), only = cases) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-ports-'));
       try {
         const f = path.join(dir, 'cluster.yaml');
         fs.writeFileSync(f, yaml);
-        expect(await compiled(f, 'fast-load')).toMatch(form);
+        const text = await compiled(f, 'fast-load');
+        if (form instanceof RegExp) expect(text).toMatch(form);
+        else form(text);
         const rows = await crossCheck(f, only);
         for (const row of rows) expect(row.real, row.packet).toEqual(row.traced);
         // Each endpoint on its own port: 8080 for two of them, 9090 for the third.
@@ -91,6 +93,28 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
       expect(clusterIP).not.toContain('30080');
       // No NodePort: a packet to 30080 would meet the node's own stack, which the trace does not model.
       return check(clusterIP, /^\t\tdnat ip addr \. port to ip daddr \. tcp dport \. numgen random mod 3 offset 3 map @service-endpoints-tcp$/m, cases.slice(0, 2));
+    });
+
+    it('the ClusterIP alone, after the rules of other counts: a draw that finds no element goes on to the next rule', () => {
+      // Two Services before it (ns0 sorts first) bring the rules drawing among one and two.
+      const before = (name: string, ip: string, endpoints: string[]) => `---
+apiVersion: v1
+kind: Service
+metadata: {namespace: ns0, name: ${name}}
+spec: {clusterIP: ${ip}, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {namespace: ns0, name: ${name}-1, labels: {kubernetes.io/service-name: ${name}}}
+addressType: IPv4
+endpoints: [${endpoints.map((a) => `{addresses: [${a}]}`).join(', ')}]
+ports: [{name: http, port: 8080, protocol: TCP}]
+`;
+      const clusterIP = fs.readFileSync(file, 'utf8').replace('  type: NodePort\n', '  type: ClusterIP\n').replace(', nodePort: 30080}', '}');
+      const yaml = `${clusterIP}${before('one', '172.30.0.61', ['10.180.0.1'])}${before('two', '172.30.0.62', ['10.180.0.1', '10.180.0.2'])}`;
+      const tcpDraws = (text: string) =>
+        [...text.matchAll(/^\t\tdnat ip addr \. port to ip daddr \. tcp dport \. numgen random mod (\d+)(?: offset \d+)? map @service-endpoints-tcp$/gm)].map((m) => Number(m[1]));
+      return check(yaml, (text) => expect(tcpDraws(text)).toEqual([1, 2, 3]), cases.slice(0, 2));
     });
 
     it('Local external policy: the port\'s own chains, drawing from an endpoint map of addresses and ports', () => {
