@@ -85,8 +85,14 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
       }
     }
 
-    it('Cluster policy, a NodePort: the port\'s own chains, drawing from an endpoint map of addresses and ports', () =>
-      check(fs.readFileSync(file, 'utf8'), /dnat ip addr \. port to numgen random mod 3 offset \d+ map @endpoints-tcp-/));
+    it('Cluster policy, a NodePort and an external IP: the port\'s own chains, drawing from an endpoint map of addresses and ports', () => {
+      const external = fs.readFileSync(file, 'utf8').replace('  type: NodePort\n', '  type: NodePort\n  externalIPs: [192.168.99.51]\n');
+      expect(external).toContain('externalIPs');
+      return check(external, /dnat ip addr \. port to numgen random mod 3 offset \d+ map @endpoints-tcp-/);
+    });
+
+    it('Cluster policy, a NodePort: the DNAT chains shared by Service ports of three endpoints, for the ClusterIP and the NodePort', () =>
+      check(fs.readFileSync(file, 'utf8'), /^\t\tdnat ip addr \. port to tcp dport \. numgen random mod 3 map @nodeport-endpoints-tcp$/m));
 
     it('Cluster policy, the ClusterIP alone: the DNAT chains shared by Service ports of three endpoints', () => {
       const clusterIP = fs.readFileSync(file, 'utf8').replace('  type: NodePort\n', '  type: ClusterIP\n').replace(', nodePort: 30080}', '}');
@@ -412,20 +418,30 @@ describe('diff --layout', () => {
   });
 
   it('moves a port between its own chains and the shared ones as its endpoints change, and converges', async () => {
-    // spread loses its fifth endpoint: 4 on its ClusterIP alone share the DNAT chains, 5 do not.
+    // spread gains a sixth endpoint: 5 on its ClusterIP alone share the DNAT chains, 6 do not.
+    const wider = base.replace('{addresses: [10.180.0.5], nodeName: node-b}]', '{addresses: [10.180.0.5], nodeName: node-b}, {addresses: [10.180.0.6], nodeName: node-b}]');
+    expect(wider).not.toBe(base);
     await withNetns('fl', async (ns) => {
       ns.nft(['-f', '-'], await compiled(labFile, 'fast-load'));
-      // Shared, the ClusterIP has no service-ips element: the table's first port with four
-      // endpoints brings the rule that draws among four (keys 6 to 9).
+      // Own chains: a service-ips element for its ClusterIP, the shared elements gone, and
+      // the rule that draws among five with them (the table's only port of five).
+      const drawAmongFive = 'dnat ip addr . port to ip daddr . tcp dport . numgen random mod 5 offset 10 map @service-endpoints-tcp';
+      const toOwn = [
+        'add element ip kube-proxy service-ips { 172.30.0.10 . tcp . 80 : goto service-',
+        'delete element ip kube-proxy service-endpoints-tcp { 172.30.0.10 . 80 . 14 }',
+        `delete rule ip kube-proxy dnat-cluster-ips handle`,
+      ];
+      // Shared, the ClusterIP has no service-ips element: the rule drawing among five
+      // (keys 10 to 14) comes back.
       const toShared = [
         'delete element ip kube-proxy service-ips { 172.30.0.10 . tcp . 80 }',
-        'add rule ip kube-proxy dnat-cluster-ips dnat ip addr . port to ip daddr . tcp dport . numgen random mod 4 offset 6 map @service-endpoints-tcp',
-        'add element ip kube-proxy service-endpoints-tcp { 172.30.0.10 . 80 . 9 : 10.180.0.4 . 8080 }',
+        `add rule ip kube-proxy dnat-cluster-ips ${drawAmongFive}`,
+        'add element ip kube-proxy service-endpoints-tcp { 172.30.0.10 . 80 . 14 : 10.180.0.5 . 8080 }',
       ];
-      const toOwn = ['add element ip kube-proxy service-ips { 172.30.0.10 . tcp . 80 : goto service-', 'delete element ip kube-proxy service-endpoints-tcp { 172.30.0.10 . 80 . 9 }'];
+      expect(await compiled(labFile, 'fast-load')).toContain(`\t\t${drawAmongFive}\n`);
       for (const [yaml, lines] of [
-        [changed, toShared],
-        [base, toOwn],
+        [wider, toOwn],
+        [base, toShared],
       ] as const) {
         const tx = await diffAgainst(ns, yaml, 'fast-load');
         for (const line of lines) expect(tx).toContain(line);

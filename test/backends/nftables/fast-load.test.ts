@@ -439,13 +439,13 @@ ports: [{name: http, port: 8080, protocol: TCP}]
     return shared;
   };
 
-  it('N x 2D <= N + 4C: the ClusterIP alone up to 4 endpoints, with a NodePort up to 2, with a load-balancer IP too 1', async () => {
+  it('N x (2D - 1) <= 4C + 1: the ClusterIP alone up to 5 endpoints, with a NodePort up to 3, with a load-balancer IP too 1', async () => {
     const cases: [string, number, boolean][] = [
       ['ClusterIP', 1, true],
-      ['ClusterIP', 4, true],
-      ['ClusterIP', 5, false],
-      ['NodePort', 2, true],
-      ['NodePort', 3, false],
+      ['ClusterIP', 5, true],
+      ['ClusterIP', 6, false],
+      ['NodePort', 3, true],
+      ['NodePort', 4, false],
       ['LoadBalancer', 1, true],
       ['LoadBalancer', 2, false],
     ];

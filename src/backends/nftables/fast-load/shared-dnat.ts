@@ -62,16 +62,20 @@ function couldShare(plan: ServicePortPlan): boolean {
 
 /**
  * Whether the port shares the DNAT chains: when it could, and the shared form costs nft no
- * more to load. Its own form is a chain (two with an external chain) and an element of an
- * endpoint map per endpoint, a number keyed by a number; the shared form an element per
- * endpoint for each of its D destinations, keyed by three fields and holding two. Measured
- * on nft 1.0.6 (10,000 ClusterIP Services x N endpoints, fresh loads in each form, CPU and
- * peak memory): the shared element costs about twice the endpoint map's (19.6 against 10.8
- * us, 2.7 against 1.4 KB), a chain about four times (45-50 us, 5.5 KB), so the shared form
- * is no dearer while N x 2D <= N + 4 x chains: with the ClusterIP alone up to 4 endpoints
- * (measured: 0.38-0.53 s against 0.73-0.95 s at N = 1, 0.86-0.96 against 0.99-1.05 at 4,
- * 3.2-3.3 against 2.3 at 16), with a NodePort up to 2, with a NodePort and a
- * load-balancer IP 1.
+ * more to load. Its own form is a chain (two with an external chain), an element of an
+ * endpoint map per endpoint (a number keyed by a number) and a dispatch element per
+ * destination; the shared form an element per endpoint for each of its D destinations
+ * (keyed by three fields, holding two) and a dispatch element for each but the ClusterIP.
+ * Measured on nft 1.0.6 (10,000 ClusterIP Services x N endpoints, fresh loads in each
+ * form, CPU and peak memory): the shared element costs about twice the endpoint map's
+ * (19.6 against 10.8 us, 2.7 against 1.4 KB), a chain about four times (45-50 us, 5.5 KB),
+ * and the ClusterIP's verdict element the shared form does without about one more; so the
+ * shared form is no dearer while N x (2D - 1) <= 4 x chains + 1 (+ 0 when another port owns
+ * the ClusterIP): with the ClusterIP alone
+ * up to 5 endpoints (measured, CPU: 0.38-0.53 s against 0.73-0.95 s at N = 1, 1.10-1.34
+ * against 1.29-1.79 at 5, even at 6, dearer at 8), with a NodePort up to 3 (2,700
+ * NodePort Services: 0.38-0.50 against 0.55-0.77 s at 3, even at 4, dearer at 6), with a
+ * NodePort and a load-balancer IP 1.
  */
 export function sharesDnatChains(plan: ServicePortPlan, owned: OwnedDestinations): boolean {
   if (!couldShare(plan)) return false;
@@ -80,7 +84,7 @@ export function sharesDnatChains(plan: ServicePortPlan, owned: OwnedDestinations
   const chains = plan.usesExternalChain ? 2 : 1;
   // A port whose destinations all belong to other ports (claims.ts) keeps its chains, as
   // kube-proxy's table has them: nothing reaches them either way.
-  return destinations > 0 && n * (2 * destinations - 1) <= 4 * chains;
+  return destinations > 0 && n * (2 * destinations - 1) <= 4 * chains + (owned.clusterIP ? 1 : 0);
 }
 
 /** The chain the services chain jumps to for ClusterIP traffic; made with the table's fixed part. */
