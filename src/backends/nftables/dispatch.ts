@@ -44,6 +44,8 @@ export interface DispatchRoute {
   internal?: string;
   external: string;
   nodePort: string;
+  /** Where its load-balancer IPs' `firewall-ips` elements go, when it has source ranges. */
+  firewall?: string;
 }
 
 /** The port's own chains, as kube-proxy sends to them. */
@@ -76,9 +78,7 @@ export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, owned: Owne
 
   for (const ip of owned.loadBalancerVIPs) {
     if (plan.endpoints.hasAnyEndpoints) add(N.SERVICE_IPS_MAP, ipKey(ip), toExternal);
-    if (plan.usesFirewall) {
-      add(N.FIREWALL_IPS_MAP, ipKey(ip), { kind: 'goto', target: plan.chains.firewall }, plan.nameString);
-    }
+    if (route.firewall !== undefined) add(N.FIREWALL_IPS_MAP, ipKey(ip), { kind: 'goto', target: route.firewall }, plan.nameString);
   }
   if (!plan.hasExternalEndpoints) {
     for (const ip of owned.loadBalancerVIPs) add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(ip), plan.externalFilterVerdict, plan.nameString);

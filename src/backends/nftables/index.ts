@@ -48,10 +48,10 @@ function emitFamilyTable(b: TableBuilder, m: FamilyModel, warnings: Diagnostic[]
     // chains in this order: a Service port's chains stand together.
     const owned = ownedDestinations(plan, claims);
     emitEndpoints(b, ctx, plan, emit.affinity);
-    emit.firewall(b, ctx, plan);
+    const firewall = emit.firewall(b, ctx, plan);
     const shared = emit.sharedChains?.(b, ctx, plan, owned);
     if (!shared) emitPolicyChains(b, ctx, m, plan, emit);
-    emitDispatch(b, plan, owned, shared ?? ownChains(plan), (p, set, key) => {
+    emitDispatch(b, plan, owned, { ...(shared ?? ownChains(plan)), firewall }, (p, set, key) => {
       // Every destination has one owner (claims.ts), and one owner asks for one verdict.
       throw new InternalError(`${set} element ${keyString(key)} of ${servicePortKey(p.sp.id)} clashes with an element already there`);
     });

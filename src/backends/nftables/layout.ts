@@ -47,7 +47,8 @@ export type EndpointSelection = (
 ) => void;
 
 export interface ServicePortEmitters {
-  firewall(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): void;
+  /** The port's firewall chain when it has source ranges: the chain its `firewall-ips` elements go to. */
+  firewall(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): string | undefined;
   selection: EndpointSelection;
   affinity: AffinityForm;
   /**

@@ -92,7 +92,7 @@ function base32Codes(digest: string, out: (code: number, i: number) => void): vo
 }
 
 /** The first 8 characters of the standard base32 encoding of sha256(name). */
-function hashPrefix(name: string): string {
+export function hashPrefix(name: string): string {
   const codes: number[] = [];
   base32Codes(sha256(name), (c) => codes.push(c));
   return String.fromCharCode(...codes);

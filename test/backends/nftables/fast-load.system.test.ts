@@ -227,7 +227,8 @@ describe('the fast-load layout loads', () => {
       const fl = await kproxc(['compile', '--layout', 'fast-load', '--format', format, '-'], yaml);
       // fast-load keeps the chains of kube-proxy 1.36's table in text but the endpoint
       // chains of Services without affinity (their endpoints are map elements) and the chains
-      // of ports that share DNAT chains, of 1.35's in JSON (endpoint chains).
+      // of ports that share DNAT chains, and one firewall chain for each list of allowed
+      // sources; of 1.35's in JSON (endpoint chains).
       const kp = await kproxc(['compile', '--format', format, '--kube-proxy-version', format === 'json' ? '1.35' : '1.36', '-'], yaml);
       // kube-proxy's endpoint chains that update an affinity set.
       const affinityChains = new Set([...kp.stdout.matchAll(/^\tchain (endpoint-\S+) \{\n\t\tupdate @affinity-/gm)].map((m) => m[1]));
@@ -247,8 +248,13 @@ describe('the fast-load layout loads', () => {
       // A Service port without affinity or Local policy has no chains of its own: its
       // traffic goes to DNAT chains shared by the ports of its protocol and endpoint count
       // (fast-load.test.ts checks that they reach the same endpoints).
-      const own = kpChains.filter((c) => !c.startsWith('endpoint-') || affinityChains.has(c));
-      const shared = chains.filter((c) => /^dnat-((external-|nodeport-)(tcp|udp|sctp)-\d+|cluster-ips)$/.test(c));
+      // Ports that allow the same sources share one firewall chain (fast-load.test.ts checks which).
+      const isFirewall = (c: string) => c.startsWith('firewall-') && c !== 'firewall-check';
+      expect(chains.filter(isFirewall).every((c) => c.startsWith('firewall-sources-'))).toBe(true);
+      expect(chains.filter(isFirewall).length).toBeGreaterThan(0);
+      expect(chains.filter(isFirewall).length).toBeLessThan(kpChains.filter(isFirewall).length);
+      const own = kpChains.filter((c) => (!c.startsWith('endpoint-') || affinityChains.has(c)) && !isFirewall(c));
+      const shared = chains.filter((c) => /^dnat-((external-|nodeport-)(tcp|udp|sctp)-\d+|cluster-ips)$/.test(c) || isFirewall(c));
       expect(shared).toContain('dnat-cluster-ips');
       expect(shared.length).toBeGreaterThan(1);
       const gone = own.filter((c) => !chains.includes(c));

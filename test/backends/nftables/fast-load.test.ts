@@ -3,6 +3,9 @@
 // share fast-load's DNAT chains, every rule the same but the endpoint choice, the affinity
 // state and the source ranges, and those choosing the same endpoints with the same
 // probabilities, in the same order, and checking the same ranges.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/gen-snapshot.mjs';
 import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nftables/fast-load/affinity.js';
@@ -145,7 +148,7 @@ describe('compile --layout fast-load', () => {
     const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
     expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
     // The dispatch elements are compared below: a shared chain stands for a port's own.
-    const isDispatch = (l: string) => /^add element ip6? kube-proxy service-(ips|nodeports) /.test(l);
+    const isDispatch = (l: string) => /^add element ip6? kube-proxy (service-ips|service-nodeports|firewall-ips) /.test(l);
     const fastLoadOwn = /^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw|service-endpoints|nodeport-endpoints)-/;
     expect(outside(fl).filter((l) => !fastLoadOwn.test(l) && !isDispatch(l))).toEqual(expected.filter((l) => !isDispatch(l)));
     const a = chains(kp);
@@ -244,8 +247,27 @@ describe('compile --layout fast-load', () => {
     const endpointChains = [...a.keys()].filter((n) => n.startsWith('endpoint-'));
     expect(endpointChains.length).toBeGreaterThan(40);
     expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(40);
-    const own = (n: string) => (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n);
-    expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN)).toEqual([...a.keys()].filter(own));
+    // Firewall chains are compared below: one per list of allowed sources stands for the ports'.
+    const isFirewall = (n: string) => n.startsWith('firewall-') && n !== 'firewall-check';
+    const own = (n: string) => (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n) && !isFirewall(n);
+    expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN && !isFirewall(n))).toEqual([...a.keys()].filter(own));
+    // Each load-balancer IP's firewall element: kube-proxy's goes to the port's chain, fast-load's to its sources' chain.
+    const firewallTargets = (text: string) => new Map([...text.matchAll(/^add element (ip6?) kube-proxy firewall-ips \{ (.+) : goto (\S+) \}$/gm)].map((m) => [`${m[1]} ${m[2]}`, m[3]]));
+    const kpFirewalls = firewallTargets(kp);
+    const flFirewalls = firewallTargets(fl);
+    expect([...flFirewalls.keys()]).toEqual([...kpFirewalls.keys()]);
+    const sharedFirewall = new Map<string, string>();
+    for (const [key, target] of kpFirewalls) {
+      const to = flFirewalls.get(key)!;
+      expect(to).toMatch(/^firewall-sources-[A-Z2-7]{8}$/);
+      expect(sharedFirewall.get(target) ?? to, `${target} goes to two chains`).toBe(to);
+      sharedFirewall.set(target, to);
+    }
+    // Exactly one chain for each list of sources: as many as kube-proxy's chains have contents.
+    const flFirewallChains = [...b.keys()].filter(isFirewall);
+    expect(new Set(sharedFirewall.values()).size).toBe(flFirewallChains.length);
+    expect(flFirewallChains.length).toBe(new Set([...sharedFirewall.keys()].map((n) => a.get(n)!.join('\n'))).size);
+    expect(flFirewallChains.length).toBeLessThan(sharedFirewall.size);
     const elements = endpointMapElements(fl);
     const draws = drawMapElements(fl);
     const counts = { affinity: 0, maps: 0, firewalls: 0 };
@@ -308,12 +330,12 @@ describe('compile --layout fast-load', () => {
         const inMap = onePort !== undefined ? want.map((e) => e.split(' . ')[0]) : want;
         expect(want.map((_, i) => elements.get(`${slot.map} ${base + i}`))).toEqual(inMap);
         want.forEach((_, i) => keysSeen.push(`${slot.map} ${base + i}`));
-      } else if (name.startsWith('firewall-') && name !== 'firewall-check') {
+      } else if (isFirewall(name)) {
         counts.firewalls++;
         const m = /^ip saddr != (?:\{ (.*) \}|(\S+)) drop$/.exec(kpRules[0]);
         expect(kpRules).toHaveLength(1);
         const ranges = m![1] ? m![1].split(' , ') : [m![2]];
-        expect(flRules).toEqual([...ranges.map((r) => `ip saddr ${r} return`), 'drop']);
+        expect(b.get(sharedFirewall.get(name)!)).toEqual([...ranges.map((r) => `ip saddr ${r} return`), 'drop']);
       } else {
         expect(flRules).toEqual(kpRules);
       }
@@ -458,5 +480,64 @@ ports: [{name: http, port: 8080, protocol: TCP}]
     // The endpoint on this node, so that the Local policy chains have it.
     expect(await shares(oneService('NodePort', 1, ', externalTrafficPolicy: Local', 'node-a'), 1)).toBe(false);
     expect(await shares(oneService('ClusterIP', 1, ', internalTrafficPolicy: Local', 'node-a'), 1)).toBe(false);
+  });
+});
+
+describe('firewall chains shared by the ports that allow the same sources', () => {
+  const lb = (name: string, vip: string, ranges: string) => `---
+apiVersion: v1
+kind: Service
+metadata: {namespace: ns, name: ${name}}
+spec: {type: LoadBalancer, clusterIP: 172.30.0.${vip.split('.')[3]}, ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080, nodePort: 300${vip.split('.')[3]}}], loadBalancerSourceRanges: [${ranges}]}
+status: {loadBalancer: {ingress: [{ip: ${vip}}]}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {namespace: ns, name: ${name}-1, labels: {kubernetes.io/service-name: ${name}}}
+addressType: IPv4
+endpoints: [{addresses: [10.180.0.${vip.split('.')[3]}], nodeName: node-b}]
+ports: [{name: http, port: 8080, protocol: TCP}]
+`;
+  const yaml = `apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
+${lb('a', '192.168.60.11', '203.0.113.0/24, 198.51.100.0/24')}${lb('b', '192.168.60.12', '203.0.113.0/24, 198.51.100.0/24')}${lb('c', '192.168.60.13', '198.51.100.0/24, 203.0.113.0/24')}${lb('d', '192.168.60.14', '203.0.113.0/24')}`;
+
+  it('one chain for a and b (the same sources, in the same order), one each for c (another order) and d', async () => {
+    const text = await compile(yaml, 'fast-load', 'text', '1.36');
+    const targets = new Map([...text.matchAll(/^add element ip kube-proxy firewall-ips \{ (192\.168\.60\.\d+) \. tcp \. 80 comment "[^"]*" : goto (\S+) \}$/gm)].map((m) => [m[1], m[2]]));
+    expect([...targets.keys()]).toEqual(['192.168.60.11', '192.168.60.12', '192.168.60.13', '192.168.60.14']);
+    const [a, b, c, d] = [...targets.values()];
+    expect(a).toBe(b);
+    expect(new Set([a, c, d]).size).toBe(3);
+    expect([...text.matchAll(/^\tchain (firewall-sources-\S+) \{$/gm)].map((m) => m[1])).toEqual([a, c, d]);
+    expect(text).toContain(`\tchain ${a} {\n\t\tip saddr 203.0.113.0/24 return\n\t\tip saddr 198.51.100.0/24 return\n\t\tdrop\n\t}`);
+  });
+
+  it('lets in and drops the sources kube-proxy\'s chains do, for every port', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fw-'));
+    try {
+      const file = path.join(dir, 'cluster.yaml');
+      fs.writeFileSync(file, yaml);
+      let dropped = 0;
+      for (const vip of ['192.168.60.11', '192.168.60.12', '192.168.60.13', '192.168.60.14']) {
+        for (const src of ['203.0.113.9', '198.51.100.9', '192.0.2.9']) {
+          const trace = async (layout: string) => {
+            const r = await kproxc(['trace', file, '--layout', layout, '--kube-proxy-version', '1.36', '--src', src, '--dst', vip, '--dport', '80', '--json']);
+            expect(r.code, r.stderr).toBe(0);
+            const { verdict, endpoints, masquerade } = JSON.parse(r.stdout) as { verdict: string; endpoints: string[]; masquerade: boolean };
+            return { verdict, endpoints, masquerade };
+          };
+          const kp = await trace('kube-proxy');
+          expect(await trace('fast-load'), `${src} to ${vip}`).toEqual(kp);
+          if (kp.verdict === 'drop') dropped++;
+        }
+      }
+      // 192.0.2.9 everywhere, 198.51.100.9 at d.
+      expect(dropped).toBe(5);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

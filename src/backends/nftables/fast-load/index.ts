@@ -4,13 +4,14 @@
 // chains of its own either (shared-dnat.ts); another without affinity draws its endpoint
 // from a table-wide endpoint map,
 // one with affinity updates one table-wide set and DNATs in its Service chain's own rules,
-// and hairpin is kube-proxy 1.36's set. JSON cannot declare those `typeof` sets on nft
+// and hairpin is kube-proxy 1.36's set; ports with the same source ranges share a
+// firewall chain. JSON cannot declare those `typeof` sets on nft
 // 1.0.6: it keeps endpoint chains, chosen by rules, and kube-proxy's per-endpoint affinity
 // sets.
 import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
 import type { ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
-import { emitRuleFirewall } from './firewall.js';
+import { emitRuleFirewall, emitSharedRuleFirewall } from './firewall.js';
 import { emitMapSelection, emitUniformSelection } from './selection.js';
 import { emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
 
@@ -18,7 +19,7 @@ import { emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
 export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
   return form === 'maps'
     ? {
-        firewall: emitRuleFirewall,
+        firewall: emitSharedRuleFirewall,
         selection: emitMapSelection,
         affinity: TABLE_WIDE_AFFINITY,
         sharedChains: (b, ctx, plan, owned) => (sharesDnatChains(plan, owned) ? emitSharedDnat(b, ctx, plan, owned) : undefined),
