@@ -72,10 +72,10 @@ function couldShare(plan: ServicePortPlan): boolean {
  * and the ClusterIP's verdict element the shared form does without about one more; so the
  * shared form is no dearer while N x (2D - 1) <= 4 x chains + 1 (+ 0 when another port owns
  * the ClusterIP): with the ClusterIP alone
- * up to 5 endpoints (measured, CPU: 0.38-0.53 s against 0.73-0.95 s at N = 1, 1.10-1.34
- * against 1.29-1.79 at 5, even at 6, dearer at 8), with a NodePort up to 3 (2,700
- * NodePort Services: 0.38-0.50 against 0.55-0.77 s at 3, even at 4, dearer at 6), with a
- * NodePort and a load-balancer IP 1.
+ * up to 5 endpoints (measured, CPU: 0.38-0.53 s against 0.73-0.95 s at N = 1, 1.10-1.16
+ * against 1.18-1.26 at 5, even at 6, dearer at 8), with a NodePort up to 3 (2,700
+ * NodePort Services: 0.32-0.36 against 0.43-0.47 s at 3, about even at 4, dearer at 6),
+ * with a NodePort and a load-balancer IP 1.
  */
 export function sharesDnatChains(plan: ServicePortPlan, owned: OwnedDestinations): boolean {
   if (!couldShare(plan)) return false;
