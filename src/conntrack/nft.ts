@@ -2,7 +2,8 @@
 // traffic, read from kube-proxy's layout (the service-ips and service-nodeports maps name
 // a Service port's chain; its endpoint chains' names give the endpoints' addresses, and
 // the policy chain's own DNATs where a port has no endpoint chains: from 1.36 without
-// affinity, and fast-load's rules that update the affinity set and DNAT, and its chains
+// affinity, and fast-load's rules that update the affinity set and DNAT, its elements
+// that go straight to the endpoint chain of a port with affinity and one endpoint, its chains
 // shared by Service ports, whose maps are keyed by the destination, reached from a
 // dispatch element or, for a ClusterIP without one, from the services chain's jump), and
 // the clean-up as commands of the conntrack tool. The compiled tables are read the same
@@ -49,9 +50,12 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
       const [value] = JSON.parse(s.valueKey(i)) as [{ target?: string } | null];
       const target = value?.target;
       const chain = target ? parseServicePortChain(target) : undefined;
+      // fast-load sends a port with affinity and one endpoint to its endpoint chain.
+      const endpoint = !chain && target ? parseEndpointChain(target) : undefined;
       // The destination as the shared chains' maps key it: address and port, or the NodePort.
       const destination = name === SERVICE_NODEPORTS_MAP ? key.slice('udp . '.length) : key.replace(UDP, ' . ');
-      const endpoints = (chain ? endpointsOf.get(servicePortKey(chain.id)) : target && shared(target, destination)) || [];
+      const endpoints =
+        (chain ? endpointsOf.get(servicePortKey(chain.id)) : endpoint ? (endpoint.ip.family === family ? [endpoint.ip] : []) : target && shared(target, destination)) || [];
       if (name === SERVICE_NODEPORTS_MAP) nodePorts.set(Number(destination), endpoints);
       else services.set(key.replace(UDP, ' '), endpoints);
     });

@@ -219,6 +219,8 @@ describe('the fast-load layout: the endpoints its maps hold are read from their 
     ['from no endpoints to some', familyModel(np, []), familyModel(np, eps(A))],
     ['no table before', null, familyModel(np, eps(A, B))],
     ['with session affinity (no map: the rules DNAT)', familyModel(dns({ affinityTimeout: 300 }), eps(A, B)), familyModel(dns({ affinityTimeout: 300 }), eps(A))],
+    // One endpoint: the ClusterIP's element goes to the endpoint chain, without a policy chain.
+    ['with session affinity, one endpoint replaced by another', familyModel(dns({ affinityTimeout: 300 }), eps(A)), familyModel(dns({ affinityTimeout: 300 }), eps(B))],
     ['IPv6', v6(six, eps('fd00:10:180::1', 'fd00:10:180::2', 'fd00:10:180::3', 'fd00:10:180::4')), v6(six, eps('fd00:10:180::2', 'fd00:10:180::3', 'fd00:10:180::4'))],
   ];
   for (const [name, before, after] of cases) {

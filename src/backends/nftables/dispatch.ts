@@ -35,9 +35,9 @@ export function ownedDestinations(plan: ServicePortPlan, claims: Claims): OwnedD
 /**
  * Where a Service port's traffic is sent: ClusterIP traffic to `internal`, traffic to its
  * external and load-balancer IPs to `external`, NodePort traffic to `nodePort`. kube-proxy's
- * are the port's own chains (its policy chain, its external chain for both); fast-load's
- * chains shared by many Service ports are others, and its ClusterIP traffic has no element
- * at all when the table's own rules find its endpoints (fast-load/shared-dnat.ts).
+ * are the port's own chains (its policy chain, its external chain for both: policy.ts);
+ * fast-load's chains shared by many Service ports are others, and its ClusterIP traffic has
+ * no element at all when the table's own rules find its endpoints (fast-load/shared-dnat.ts).
  */
 export interface DispatchRoute {
   /** Undefined: no `service-ips` element for the ClusterIP. */
@@ -48,8 +48,6 @@ export interface DispatchRoute {
   firewall?: string;
 }
 
-/** The port's own chains, as kube-proxy sends to them. */
-export const ownChains = (plan: ServicePortPlan): DispatchRoute => ({ internal: plan.internalChain, external: plan.chains.external, nodePort: plan.chains.external });
 
 function protoPart(plan: ServicePortPlan): KeyPart {
   return { t: 'proto', name: plan.proto };

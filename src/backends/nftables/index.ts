@@ -6,7 +6,7 @@ import type { Table } from '../../nft/objects.js';
 import { TableBuilder, keyString, type RuleStore } from '../../nft/ruleset.js';
 import { resolveClaims } from '../claims.js';
 import { familyContext } from './context.js';
-import { emitDispatch, ownChains, ownedDestinations } from './dispatch.js';
+import { emitDispatch, ownedDestinations } from './dispatch.js';
 import { emitEndpoints } from './endpoints.js';
 import { layoutEmitters, type Layout, type OutputFormat, type TableEmitters } from './layout.js';
 import { TABLE_COMMENT } from './names.js';
@@ -49,9 +49,8 @@ function emitFamilyTable(b: TableBuilder, m: FamilyModel, warnings: Diagnostic[]
     const owned = ownedDestinations(plan, claims);
     emitEndpoints(b, ctx, plan, emit.affinity);
     const firewall = emit.firewall(b, ctx, plan);
-    const shared = emit.sharedChains?.(b, ctx, plan, owned);
-    if (!shared) emitPolicyChains(b, ctx, m, plan, emit);
-    emitDispatch(b, plan, owned, { ...(shared ?? ownChains(plan)), firewall }, (p, set, key) => {
+    const route = emit.sharedChains?.(b, ctx, plan, owned) ?? emitPolicyChains(b, ctx, m, plan, emit);
+    emitDispatch(b, plan, owned, { ...route, firewall }, (p, set, key) => {
       // Every destination has one owner (claims.ts), and one owner asks for one verdict.
       throw new InternalError(`${set} element ${keyString(key)} of ${servicePortKey(p.sp.id)} clashes with an element already there`);
     });

@@ -57,6 +57,12 @@ export interface ServicePortEmitters {
    * (or none given) for a port that keeps its own chains.
    */
   sharedChains?(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute | undefined;
+  /**
+   * For a policy chain with these endpoints that would be a lone `goto`, the chain it
+   * would go to: the policy chain is not made, and its port's dispatch elements and
+   * external chain go there (fast-load/selection.ts). Undefined (or none given): made.
+   */
+  passThrough?(plan: ServicePortPlan, endpoints: Endpoint[]): string | undefined;
 }
 
 /** The part of a table no Service port owns: base chains and their jumps, the fixed chains, sets and maps. */

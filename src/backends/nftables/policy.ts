@@ -6,6 +6,7 @@ import { eq, goto, num, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
+import type { DispatchRoute } from './dispatch.js';
 import type { ServicePortEmitters } from './layout.js';
 import { localMatch } from './local-detector.js';
 import type { ServicePortPlan } from './plan.js';
@@ -13,16 +14,27 @@ import { usesEndpointChains } from './versions.js';
 
 const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t: 'sym', s: 'local' });
 
+/**
+ * The port's chains, and where its dispatch elements go: its policy chain for ClusterIP
+ * traffic and its external chain for the rest, or, for a policy chain the layout would
+ * make a lone `goto` (`emit.passThrough`), the chain it would go to: that policy chain is
+ * not made, and what would go to it goes there.
+ */
 export function emitPolicyChains(
   b: TableBuilder,
   ctx: FamilyContext,
   m: FamilyModel,
   plan: ServicePortPlan,
-  emit: Pick<ServicePortEmitters, 'selection' | 'affinity'>,
-): void {
+  emit: Pick<ServicePortEmitters, 'selection' | 'affinity' | 'passThrough'>,
+): DispatchRoute {
   const { sp, chains } = plan;
-  if (plan.usesClusterPolicyChain) b.chain({ name: chains.clusterPolicy });
-  if (plan.usesLocalPolicyChain) b.chain({ name: chains.localPolicy });
+  // The per-Service ClusterIP masquerade rule (1.35) is written in the internal chain, which must then exist.
+  const passThrough = (endpoints: Endpoint[]) => (ctx.forms.clusterIPMasquerade === 'per-service' ? undefined : emit.passThrough?.(plan, endpoints));
+  const clusterTarget = plan.usesClusterPolicyChain ? passThrough(plan.endpoints.clusterEndpoints) : undefined;
+  const localTarget = plan.usesLocalPolicyChain ? passThrough(plan.endpoints.localEndpoints) : undefined;
+  const to = (chain: string) => (chain === chains.clusterPolicy ? (clusterTarget ?? chain) : chain === chains.localPolicy ? (localTarget ?? chain) : chain);
+  if (plan.usesClusterPolicyChain && !clusterTarget) b.chain({ name: chains.clusterPolicy });
+  if (plan.usesLocalPolicyChain && !localTarget) b.chain({ name: chains.localPolicy });
   if (plan.usesExternalChain) b.chain({ name: chains.external });
 
   // ClusterIP traffic from outside the cluster is masqueraded: it may have been routed to
@@ -45,16 +57,17 @@ export function emitPolicyChains(
       // they went out to the load balancer and came back.
       const podTraffic = localMatch(ctx, m.localDetector, true);
       if (podTraffic) {
-        b.rule({ chain: chains.external, stmts: [podTraffic, goto(chains.clusterPolicy)], comment: 'short-circuit pod traffic' });
+        b.rule({ chain: chains.external, stmts: [podTraffic, goto(to(chains.clusterPolicy))], comment: 'short-circuit pod traffic' });
       }
       b.rule({ chain: chains.external, stmts: [fibSaddrLocal, ctx.markForMasquerade], comment: 'masquerade local traffic' });
-      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, goto(chains.clusterPolicy)], comment: 'short-circuit local traffic' });
+      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, goto(to(chains.clusterPolicy))], comment: 'short-circuit local traffic' });
     }
-    if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: [goto(plan.externalPolicyChain)] });
+    if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: [goto(to(plan.externalPolicyChain))] });
   }
 
-  if (plan.usesClusterPolicyChain) emit.selection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints, emit.affinity);
-  if (plan.usesLocalPolicyChain) emit.selection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints, emit.affinity);
+  if (plan.usesClusterPolicyChain && !clusterTarget) emit.selection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints, emit.affinity);
+  if (plan.usesLocalPolicyChain && !localTarget) emit.selection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints, emit.affinity);
+  return { internal: to(plan.internalChain), external: chains.external, nodePort: chains.external };
 }
 
 export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {

@@ -61,6 +61,20 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
       }));
   }
 
+  it('a port with affinity and one endpoint: its element goes to the endpoint chain, without a policy chain', async () => {
+    // lone: ClusterIP, ClientIP affinity, one endpoint.
+    expect(await compiled(labFile, 'fast-load')).toMatch(/^add element ip kube-proxy service-ips \{[^}]*\n\t172\.30\.0\.12 \. tcp \. 80 : goto endpoint-\S+-lab\/lone\/tcp\/http__10\.180\.2\.1\/8080,?$/m);
+    expect(await compiled(labFile, 'fast-load')).not.toMatch(/^\tchain service-\S+-lab\/lone\//m);
+    const rows = await crossCheck(labFile, [
+      { name: 'from outside', src: LAB.clientExternal, dst: '172.30.0.12', port: 80 },
+      { name: 'from a pod', src: LAB.clientPod, dst: '172.30.0.12', port: 80 },
+    ]);
+    for (const row of rows) {
+      expect(row.real, row.packet).toEqual(row.traced);
+      expect(row.real.endpoints).toEqual(['10.180.2.1:8080']);
+    }
+  });
+
   describe('a Service port whose endpoints listen on different ports (addresses and ports in its map)', () => {
     const file = path.join(ROOT, 'fixtures/endpoint-ports-differ.yaml');
     const cases = [

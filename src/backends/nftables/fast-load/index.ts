@@ -12,7 +12,7 @@ import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
 import type { ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
 import { emitRuleFirewall, emitSharedRuleFirewall } from './firewall.js';
-import { emitMapSelection, emitUniformSelection } from './selection.js';
+import { affinityPassThrough, emitMapSelection, emitUniformSelection } from './selection.js';
 import { emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
 
 /** One table's emitters: with maps and the table-wide affinity set (text), or chains and per-endpoint sets (JSON). */
@@ -23,6 +23,7 @@ export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
         selection: emitMapSelection,
         affinity: TABLE_WIDE_AFFINITY,
         sharedChains: (b, ctx, plan, owned) => (sharesDnatChains(plan, owned) ? emitSharedDnat(b, ctx, plan, owned) : undefined),
+        passThrough: affinityPassThrough,
       }
     : { firewall: emitRuleFirewall, selection: emitUniformSelection, affinity: PER_ENDPOINT_AFFINITY };
 }

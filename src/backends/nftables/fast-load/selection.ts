@@ -46,7 +46,8 @@ export function emitMapSelection(b: TableBuilder, ctx: FamilyContext, plan: Serv
   }
   const names = plan.endpointNames(endpoints);
   // One endpoint: the lookup's `goto` and the draw's are the same chain, and a lookup has no
-  // effect of its own, so the chain is the draw alone (the endpoint chain still refreshes).
+  // effect of its own, so the chain is the draw alone (the endpoint chain still refreshes);
+  // the layout sends to the endpoint chain without it (affinityPassThrough).
   if (names.length > 1) for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
   emitDrawMap(b, chain, names.map((n) => n.chain));
 }
@@ -70,4 +71,13 @@ function emitDrawMap(b: TableBuilder, chain: string, targets: string[]): void {
   if (!b.hasSet(map)) b.set({ name: map, kind: 'map', keyType: ['integer'], typeof: { t: 'numgen', mod: 1 } });
   targets.forEach((target, i) => b.element({ set: map, key: [{ t: 'int', n: base + i }], value: { kind: 'goto', target } }));
   b.rule({ chain, stmts: [{ t: 'vmap', key, map }] });
+}
+
+/**
+ * The endpoint chain a policy chain with session affinity and one endpoint would only
+ * `goto` (emitMapSelection): the layout sends there directly, without the policy chain
+ * (a chain costs nft about four times an element to load).
+ */
+export function affinityPassThrough(plan: ServicePortPlan, endpoints: Endpoint[]): string | undefined {
+  return plan.sp.affinityTimeout !== undefined && endpoints.length === 1 ? plan.endpointNames(endpoints)[0].chain : undefined;
 }
