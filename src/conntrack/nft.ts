@@ -39,7 +39,8 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
     const texts = view.rules(i).map(ruleText);
     for (const ip of [...dnatTargets(texts, family), ...mapped(texts)]) addEndpoint(endpointsOf, servicePortKey(chain.id), ip);
   }
-  const shared = sharedChainTargets(view, values, family);
+  const rulesOf = chainRules(view);
+  const shared = sharedChainTargets(rulesOf, values, family);
   const services = new Map<string, IP[]>();
   const nodePorts = new Map<number, IP[]>();
   for (const s of view.sets) {
@@ -60,7 +61,7 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
       else services.set(key.replace(UDP, ' '), endpoints);
     });
   }
-  for (const [destination, endpoints] of clusterIPDrawTargets(view, values, family)) {
+  for (const [destination, endpoints] of clusterIPDrawTargets(view, rulesOf, values, family)) {
     const key = destination.replace(' . ', ' ');
     if (!services.has(key)) services.set(key, endpoints);
   }
@@ -74,13 +75,9 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
  * elements `DESTINATION . B` .. `DESTINATION . B+N-1`, its destination being the element's
  * address and port, or its NodePort.
  */
-function sharedChainTargets(view: LiveTableView, values: Map<string, string>, family: IPFamily): (chain: string, destination: string) => IP[] | undefined {
-  const chainIndex = new Map<string, number>();
-  for (let i = 0; i < view.chainCount; i++) chainIndex.set(view.chainName(i), i);
+function sharedChainTargets(rulesOf: RulesOf, values: Map<string, string>, family: IPFamily): (chain: string, destination: string) => IP[] | undefined {
   const dnatOf = (chain: string, hops: number): SharedDraw | undefined => {
-    const i = chainIndex.get(chain);
-    if (i === undefined) return undefined;
-    for (const text of view.rules(i).map(ruleText)) {
+    for (const text of rulesOf(chain) ?? []) {
       const draw = sharedDraw(text);
       if (draw) return draw;
       const next = /^goto (\S+)$/.exec(text);
@@ -103,6 +100,18 @@ function sharedChainTargets(view: LiveTableView, values: Map<string, string>, fa
   };
 }
 
+/** A chain's rule texts by its name; undefined for a chain the table lacks. */
+type RulesOf = (chain: string) => string[] | undefined;
+
+function chainRules(view: LiveTableView): RulesOf {
+  const chainIndex = new Map<string, number>();
+  for (let i = 0; i < view.chainCount; i++) chainIndex.set(view.chainName(i), i);
+  return (chain) => {
+    const i = chainIndex.get(chain);
+    return i === undefined ? undefined : view.rules(i).map(ruleText);
+  };
+}
+
 /** A shared DNAT rule's draw: among n, from base, in map. */
 interface SharedDraw {
   n: number;
@@ -122,12 +131,9 @@ function sharedDraw(text: string): SharedDraw | undefined {
  * offset B map @M`, each of which finds the destinations of M's elements `A . P . k`, k in
  * B .. B+N-1; its endpoints, by `A . P`, in draw order.
  */
-function clusterIPDrawTargets(view: LiveTableView, values: Map<string, string>, family: IPFamily): Map<string, IP[]> {
+function clusterIPDrawTargets(view: LiveTableView, rulesOf: RulesOf, values: Map<string, string>, family: IPFamily): Map<string, IP[]> {
   const out = new Map<string, IP[]>();
-  let chain = -1;
-  for (let i = 0; i < view.chainCount; i++) if (view.chainName(i) === CLUSTER_IP_DNAT_CHAIN) chain = i;
-  if (chain < 0) return out;
-  const draws = view.rules(chain).map((r) => sharedDraw(ruleText(r))).filter((d) => d !== undefined);
+  const draws = (rulesOf(CLUSTER_IP_DNAT_CHAIN) ?? []).map(sharedDraw).filter((d) => d !== undefined);
   if (draws.length === 0) return out;
   const clusterIPs = new Set(view.sets.find((s) => s.set.name === CLUSTER_IPS_SET)?.keys ?? []);
   const found: [string, number, IP][] = [];
@@ -141,7 +147,11 @@ function clusterIPDrawTargets(view: LiveTableView, values: Map<string, string>, 
     if (ip) found.push([destination, k, ip]);
   }
   found.sort((a, b) => a[1] - b[1]);
-  for (const [destination, , ip] of found) out.set(destination, [...(out.get(destination) ?? []), ip]);
+  for (const [destination, , ip] of found) {
+    const list = out.get(destination);
+    if (list) list.push(ip);
+    else out.set(destination, [ip]);
+  }
   return out;
 }
 

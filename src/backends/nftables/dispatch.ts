@@ -48,7 +48,6 @@ export interface DispatchRoute {
   firewall?: string;
 }
 
-
 function protoPart(plan: ServicePortPlan): KeyPart {
   return { t: 'proto', name: plan.proto };
 }

@@ -11,8 +11,7 @@ import { PER_ENDPOINT_AFFINITY, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
 import type { DispatchRoute, OwnedDestinations } from './dispatch.js';
 import { AFFINITY_SET } from './fast-load/affinity.js';
-import { fastLoadEmitters } from './fast-load/index.js';
-import { CLUSTER_IP_DNAT_CHAIN } from './fast-load/shared-dnat.js';
+import { emitFastLoadFixedPart, fastLoadEmitters } from './fast-load/index.js';
 import { emitFirewall } from './firewall.js';
 import { emitKubeProxyFixedPart } from './fixed.js';
 import type { ServicePortPlan } from './plan.js';
@@ -114,7 +113,7 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
     emitters: (t) =>
       t.format === 'json'
         ? { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('chains'), forms: TABLE_FORMS['1.35'] }
-        : { fixed: (b, ctx, m) => emitKubeProxyFixedPart(b, ctx, m, CLUSTER_IP_DNAT_CHAIN), servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
+        : { fixed: emitFastLoadFixedPart, servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
     managedSets: [AFFINITY_SET],
     jsonFormDiffers: true,
     followsRelease: false,

@@ -9,11 +9,15 @@
 // 1.0.6: it keeps endpoint chains, chosen by rules, and kube-proxy's per-endpoint affinity
 // sets.
 import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
-import type { ServicePortEmitters } from '../layout.js';
+import { emitKubeProxyFixedPart } from '../fixed.js';
+import type { FixedPart, ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
 import { emitRuleFirewall, emitSharedRuleFirewall } from './firewall.js';
 import { affinityPassThrough, emitMapSelection, emitUniformSelection } from './selection.js';
-import { emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
+import { CLUSTER_IP_DNAT_CHAIN, emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
+
+/** kube-proxy's fixed part, with the chain the services chain jumps to for the ClusterIPs of ports that share (text). */
+export const emitFastLoadFixedPart: FixedPart = (b, ctx, m) => emitKubeProxyFixedPart(b, ctx, m, CLUSTER_IP_DNAT_CHAIN);
 
 /** One table's emitters: with maps and the table-wide affinity set (text), or chains and per-endpoint sets (JSON). */
 export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {

@@ -71,11 +71,10 @@ function couldShare(plan: ServicePortPlan): boolean {
  * (19.6 against 10.8 us, 2.7 against 1.4 KB), a chain about four times (45-50 us, 5.5 KB),
  * and the ClusterIP's verdict element the shared form does without about one more; so the
  * shared form is no dearer while N x (2D - 1) <= 4 x chains + 1 (+ 0 when another port owns
- * the ClusterIP): with the ClusterIP alone
- * up to 5 endpoints (measured, CPU: 0.38-0.53 s against 0.73-0.95 s at N = 1, 1.10-1.16
- * against 1.18-1.26 at 5, even at 6, dearer at 8), with a NodePort up to 3 (2,700
- * NodePort Services: 0.32-0.36 against 0.43-0.47 s at 3, about even at 4, dearer at 6),
- * with a NodePort and a load-balancer IP 1.
+ * the ClusterIP): with the ClusterIP alone up to 5 endpoints (measured, CPU: 0.38-0.53 s
+ * against 0.73-0.95 s at N = 1, 1.10-1.16 against 1.18-1.26 at 5, even at 6, dearer at 8),
+ * with a NodePort up to 3 (2,700 NodePort Services: 0.32-0.36 against 0.43-0.47 s at 3,
+ * about even at 4, dearer at 6), with a NodePort and a load-balancer IP 1.
  */
 export function sharesDnatChains(plan: ServicePortPlan, owned: OwnedDestinations): boolean {
   if (!couldShare(plan)) return false;
@@ -100,7 +99,7 @@ export function sharedDnatNames(proto: L4Proto, n: number) {
   };
 }
 
-/** The counts (by their external chain's name) whose ClusterIP rule a table has, by its builder. */
+/** The protocols and counts (`tcp 3`) whose ClusterIP rule a table has, by its builder. */
 const clusterIPDraws = new WeakMap<TableBuilder, Set<string>>();
 
 /** The first number a draw among n endpoints gives in the address map: n(n-1)/2, so that each count has its own range. */
@@ -134,8 +133,8 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
   }
   if (owned.clusterIP) {
     const made = clusterIPDraws.get(b) ?? clusterIPDraws.set(b, new Set()).get(b)!;
-    if (!made.has(names.external)) {
-      made.add(names.external);
+    if (!made.has(`${proto} ${n}`)) {
+      made.add(`${proto} ${n}`);
       b.rule({ chain: CLUSTER_IP_DNAT_CHAIN, stmts: [addressDnat] });
     }
   }
