@@ -46,6 +46,22 @@ export interface DispatchRoute {
   nodePort: string;
   /** Where its load-balancer IPs' `firewall-ips` elements go, when it has source ranges. */
   firewall?: string;
+  /**
+   * The sets its external destinations join for the services chain to mark their traffic
+   * for masquerade, when no external chain of its own does (fast-load: MasqueradeSets).
+   */
+  masquerade?: MasqueradeSets;
+}
+
+/**
+ * fast-load's sets of the destinations whose traffic the services chain marks for
+ * masquerade before dispatching it: the external and load-balancer IPs (address .
+ * protocol . port) and the NodePorts (protocol . port) of Service ports with Cluster
+ * external policy, in place of each port's external chain (`mark`, `goto` its policy chain).
+ */
+export interface MasqueradeSets {
+  addresses: string;
+  nodePorts: string;
 }
 
 function protoPart(plan: ServicePortPlan): KeyPart {
@@ -66,15 +82,24 @@ export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, owned: Owne
     else if (route.internal !== undefined) add(N.SERVICE_IPS_MAP, ipKey(owned.clusterIP), { kind: 'goto', target: route.internal });
   }
 
+  // Each destination has one owner, so a member is written once.
+  const marked = (set: string | undefined, key: KeyPart[]) => {
+    if (set !== undefined) b.element({ set, key });
+  };
+  const toExternalChains = (key: KeyPart[]) => {
+    add(N.SERVICE_IPS_MAP, key, toExternal);
+    marked(route.masquerade?.addresses, key);
+  };
+
   for (const ip of owned.externalIPs) {
-    if (plan.endpoints.hasAnyEndpoints) add(N.SERVICE_IPS_MAP, ipKey(ip), toExternal);
+    if (plan.endpoints.hasAnyEndpoints) toExternalChains(ipKey(ip));
     // No endpoints at all (reject), or none for external traffic (drop what the external
     // chain did not short-circuit).
     if (!plan.hasExternalEndpoints) add(N.NO_ENDPOINT_SERVICES_MAP, ipKey(ip), plan.externalFilterVerdict, plan.nameString);
   }
 
   for (const ip of owned.loadBalancerVIPs) {
-    if (plan.endpoints.hasAnyEndpoints) add(N.SERVICE_IPS_MAP, ipKey(ip), toExternal);
+    if (plan.endpoints.hasAnyEndpoints) toExternalChains(ipKey(ip));
     if (route.firewall !== undefined) add(N.FIREWALL_IPS_MAP, ipKey(ip), { kind: 'goto', target: route.firewall }, plan.nameString);
   }
   if (!plan.hasExternalEndpoints) {
@@ -84,7 +109,10 @@ export function emitDispatch(b: TableBuilder, plan: ServicePortPlan, owned: Owne
   if (owned.nodePort !== undefined) {
     const key: KeyPart[] = [protoPart(plan), { t: 'port', n: owned.nodePort }];
     // NodePorts are not subject to loadBalancerSourceRanges (kube-proxy cannot change that).
-    if (plan.endpoints.hasAnyEndpoints) add(N.SERVICE_NODEPORTS_MAP, key, { kind: 'goto', target: route.nodePort });
+    if (plan.endpoints.hasAnyEndpoints) {
+      add(N.SERVICE_NODEPORTS_MAP, key, { kind: 'goto', target: route.nodePort });
+      marked(route.masquerade?.nodePorts, key);
+    }
     if (!plan.hasExternalEndpoints) add(N.NO_ENDPOINT_NODEPORTS_MAP, key, plan.externalFilterVerdict, plan.nameString);
   }
 }

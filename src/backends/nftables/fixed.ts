@@ -5,17 +5,25 @@ import type { FamilyModel } from '../../model/types.js';
 import { concat, eq, jump, meta, ne, payload, prefix, setref, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { FamilyContext } from './context.js';
+import type { MasqueradeSets } from './dispatch.js';
 import { localMatch } from './local-detector.js';
 import * as N from './names.js';
 import { emitSkeleton } from './skeleton.js';
 
-/**
- * kube-proxy's fixed part, in its order: the skeleton, then the fixed sets, maps and rules.
- * `clusterIPDnatChain` (fast-load) is a chain the services chain jumps to for ClusterIP
- * traffic after the `service-ips` map and before NodePorts: the Service ports with no
- * dispatch element of their own are found there (fast-load/shared-dnat.ts).
- */
-export function emitKubeProxyFixedPart(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, clusterIPDnatChain?: string): void {
+/** What fast-load's services chain does besides kube-proxy's dispatch (fast-load/index.ts). */
+export interface DispatchExtras {
+  /**
+   * A chain the services chain jumps to for ClusterIP traffic after the `service-ips` map
+   * and before NodePorts: the Service ports with no dispatch element of their own are found
+   * there (fast-load/shared-dnat.ts).
+   */
+  clusterIPDnatChain: string;
+  /** The destinations whose traffic the services chain marks for masquerade before each dispatch map. */
+  masqueradeSets: MasqueradeSets;
+}
+
+/** kube-proxy's fixed part, in its order: the skeleton, then the fixed sets, maps and rules; and fast-load's `extras`. */
+export function emitKubeProxyFixedPart(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, extras?: DispatchExtras): void {
   // 1.36 on: the hairpin set is the table's first (as a live table lists it).
   if (ctx.forms.hairpin === 'set') emitHairpinSet(b, ctx);
   emitSkeleton(b, ctx.forms);
@@ -25,7 +33,7 @@ export function emitKubeProxyFixedPart(b: TableBuilder, ctx: FamilyContext, m: F
   emitNodePortAddresses(b, ctx, m);
   emitNoEndpointHandling(b, ctx, m);
   emitFirewallCheck(b, ctx);
-  emitServiceDispatch(b, ctx, m, clusterIPDnatChain);
+  emitServiceDispatch(b, ctx, m, extras);
 }
 
 const l4protoDport = () => concat(meta('l4proto'), payload('th', 'dport'));
@@ -160,7 +168,7 @@ export function emitFirewallCheck(b: TableBuilder, ctx: FamilyContext): void {
   b.rule({ chain: N.FIREWALL_CHECK_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.FIREWALL_IPS_MAP }] });
 }
 
-export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, clusterIPDnatChain?: string): void {
+export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, extras?: DispatchExtras): void {
   b.set({
     name: N.SERVICE_IPS_MAP,
     kind: 'map',
@@ -169,14 +177,20 @@ export function emitServiceDispatch(b: TableBuilder, ctx: FamilyContext, m: Fami
   });
   b.set({ name: N.SERVICE_NODEPORTS_MAP, kind: 'map', keyType: ['inet_proto', 'inet_service'], comment: 'NodePort traffic' });
   if (ctx.forms.clusterIPMasquerade === 'services-chain') emitClusterIPMasquerade(b, ctx, m);
-  b.rule({ chain: N.SERVICES_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.SERVICE_IPS_MAP }] });
-  if (clusterIPDnatChain !== undefined) {
-    b.chain({ name: clusterIPDnatChain });
-    b.rule({ chain: N.SERVICES_CHAIN, stmts: [eq(ctx.daddr, setref(N.CLUSTER_IPS_SET)), jump(clusterIPDnatChain)] });
+  const masquerade = extras?.masqueradeSets;
+  if (masquerade) {
+    b.set({ name: masquerade.addresses, kind: 'set', keyType: [ctx.addrType, 'inet_proto', 'inet_service'], comment: 'external and load-balancer IPs marked for masquerade' });
+    b.set({ name: masquerade.nodePorts, kind: 'set', keyType: ['inet_proto', 'inet_service'], comment: 'NodePorts marked for masquerade' });
+    b.rule({ chain: N.SERVICES_CHAIN, stmts: [eq(serviceKey(ctx), setref(masquerade.addresses)), ctx.markForMasquerade] });
   }
-  b.rule({
-    chain: N.SERVICES_CHAIN,
-    stmts: [...nodePortDestination(ctx, m, true), { t: 'vmap', key: l4protoDport(), map: N.SERVICE_NODEPORTS_MAP }],
-  });
+  b.rule({ chain: N.SERVICES_CHAIN, stmts: [{ t: 'vmap', key: serviceKey(ctx), map: N.SERVICE_IPS_MAP }] });
+  if (extras) {
+    b.chain({ name: extras.clusterIPDnatChain });
+    b.rule({ chain: N.SERVICES_CHAIN, stmts: [eq(ctx.daddr, setref(N.CLUSTER_IPS_SET)), jump(extras.clusterIPDnatChain)] });
+  }
+  // A packet reaches the NodePorts' rules only when no rule before has DNATed it (a DNAT
+  // ends the chain), so the mark falls on what the NodePort map dispatches.
+  const nodePortTo = nodePortDestination(ctx, m, true);
+  if (masquerade) b.rule({ chain: N.SERVICES_CHAIN, stmts: [...nodePortTo, eq(l4protoDport(), setref(masquerade.nodePorts)), ctx.markForMasquerade] });
+  b.rule({ chain: N.SERVICES_CHAIN, stmts: [...nodePortTo, { t: 'vmap', key: l4protoDport(), map: N.SERVICE_NODEPORTS_MAP }] });
 }
-

@@ -9,7 +9,7 @@ import type { Endpoint, FamilyModel } from '../../model/types.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import { PER_ENDPOINT_AFFINITY, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
-import type { DispatchRoute, OwnedDestinations } from './dispatch.js';
+import type { DispatchRoute, MasqueradeSets, OwnedDestinations } from './dispatch.js';
 import { AFFINITY_SET } from './fast-load/affinity.js';
 import { emitFastLoadFixedPart, fastLoadEmitters } from './fast-load/index.js';
 import { emitFirewall } from './firewall.js';
@@ -62,6 +62,12 @@ export interface ServicePortEmitters {
    * external chain go there (fast-load/selection.ts). Undefined (or none given): made.
    */
   passThrough?(plan: ServicePortPlan, endpoints: Endpoint[]): string | undefined;
+  /**
+   * Where the services chain marks Cluster-policy external traffic for masquerade by these
+   * sets of destinations: such a port has no external chain, its external dispatch elements
+   * go to its policy chain (fast-load/index.ts). Undefined: kube-proxy's external chains.
+   */
+  masqueradeSets?: MasqueradeSets;
 }
 
 /** The part of a table no Service port owns: base chains and their jumps, the fixed chains, sets and maps. */

@@ -25,7 +25,7 @@ export function emitPolicyChains(
   ctx: FamilyContext,
   m: FamilyModel,
   plan: ServicePortPlan,
-  emit: Pick<ServicePortEmitters, 'selection' | 'affinity' | 'passThrough'>,
+  emit: Pick<ServicePortEmitters, 'selection' | 'affinity' | 'passThrough' | 'masqueradeSets'>,
 ): DispatchRoute {
   const { sp, chains } = plan;
   // The per-Service ClusterIP masquerade rule (1.35) is written in the internal chain, which must then exist.
@@ -35,7 +35,11 @@ export function emitPolicyChains(
   const to = (chain: string) => (chain === chains.clusterPolicy ? (clusterTarget ?? chain) : chain === chains.localPolicy ? (localTarget ?? chain) : chain);
   if (plan.usesClusterPolicyChain && !clusterTarget) b.chain({ name: chains.clusterPolicy });
   if (plan.usesLocalPolicyChain && !localTarget) b.chain({ name: chains.localPolicy });
-  if (plan.usesExternalChain) b.chain({ name: chains.external });
+  // With Cluster policy the external chain only marks and goes to the policy chain: where
+  // the layout marks by a set in the services chain, there is none.
+  const masquerade = plan.usesExternalChain && !sp.externalPolicyLocal && plan.hasExternalEndpoints ? emit.masqueradeSets : undefined;
+  const usesExternalChain = plan.usesExternalChain && !masquerade;
+  if (usesExternalChain) b.chain({ name: chains.external });
 
   // ClusterIP traffic from outside the cluster is masqueraded: it may have been routed to
   // this node by a static route for the Service range and leave again to another node.
@@ -48,7 +52,7 @@ export function emitPolicyChains(
     else if (notLocal) b.rule({ chain: plan.internalChain, stmts: [...match, notLocal, ctx.markForMasquerade] });
   }
 
-  if (plan.usesExternalChain) {
+  if (usesExternalChain) {
     if (!sp.externalPolicyLocal) {
       // Cluster policy may send the packet to another node: masquerade.
       b.rule({ chain: chains.external, stmts: [ctx.markForMasquerade] });
@@ -67,7 +71,8 @@ export function emitPolicyChains(
 
   if (plan.usesClusterPolicyChain && !clusterTarget) emit.selection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints, emit.affinity);
   if (plan.usesLocalPolicyChain && !localTarget) emit.selection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints, emit.affinity);
-  return { internal: to(plan.internalChain), external: chains.external, nodePort: chains.external };
+  const external = masquerade ? to(plan.externalPolicyChain) : chains.external;
+  return { internal: to(plan.internalChain), external, nodePort: external, masquerade };
 }
 
 export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {

@@ -150,13 +150,27 @@ describe('compile --layout fast-load', () => {
     // The dispatch elements are compared below: a shared chain stands for a port's own.
     const isDispatch = (l: string) => /^add element ip6? kube-proxy (service-ips|service-nodeports|firewall-ips) /.test(l);
     const fastLoadOwn = /^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw|service-endpoints|nodeport-endpoints)-/;
-    expect(outside(fl).filter((l) => !fastLoadOwn.test(l) && !isDispatch(l))).toEqual(expected.filter((l) => !isDispatch(l)));
+    const masqueradeSets = /^(\tset |add element ip6? kube-proxy )masquerade-(service-ips|nodeports) /;
+    expect(outside(fl).filter((l) => !fastLoadOwn.test(l) && !masqueradeSets.test(l) && !isDispatch(l))).toEqual(expected.filter((l) => !isDispatch(l)));
     const a = chains(kp);
     const b = chains(fl);
-    // The services chain tries the ClusterIP draws after the map, before NodePorts.
+    // The services chain marks the masquerade sets' destinations before each map, and tries
+    // the ClusterIP draws after the map, before NodePorts.
     const services = a.get('services')!;
     const vmapAt = services.indexOf('ip daddr . meta l4proto . th dport vmap @service-ips');
-    expect(b.get('services')).toEqual([...services.slice(0, vmapAt + 1), `ip daddr @cluster-ips jump ${CLUSTER_IP_DNAT_CHAIN}`, ...services.slice(vmapAt + 1)]);
+    const nodePorts = services[vmapAt + 1];
+    expect(services).toHaveLength(vmapAt + 2);
+    expect(b.get('services')).toEqual([
+      ...services.slice(0, vmapAt),
+      'ip daddr . meta l4proto . th dport @masquerade-service-ips mark set mark or 0x00004000',
+      services[vmapAt],
+      `ip daddr @cluster-ips jump ${CLUSTER_IP_DNAT_CHAIN}`,
+      nodePorts.replace(' vmap @service-nodeports', ' @masquerade-nodeports mark set mark or 0x00004000'),
+      nodePorts,
+    ]);
+    const marked = new Set([...fl.matchAll(/^add element (ip6?) kube-proxy (masquerade-(?:service-ips|nodeports)) \{ (.+) \}$/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`));
+    let markedSeen = 0;
+    const markedExternals = new Set<string>();
     // Its rules, one for each protocol and endpoint count: draw i of N finds A . P . B+i.
     const clusterIPDraws = new Map<string, number>();
     for (const r of b.get(CLUSTER_IP_DNAT_CHAIN)!) {
@@ -192,6 +206,18 @@ describe('compile --layout fast-load', () => {
       const to = flDispatch.get(id) ?? CLUSTER_IP_DNAT_CHAIN;
       flDispatch.delete(id);
       if (to === target || to === passedThrough.get(target)) return;
+      // kube-proxy's external chain that marks and goes to the policy chain: fast-load goes
+      // to the policy chain (or its endpoint chain), the services chain having marked the
+      // destination, a member of the masquerade set of its kind.
+      const external = a.get(target)!;
+      const policyOf = /^goto (service-\S+)$/.exec(external[1] ?? '')?.[1];
+      if (external.length === 2 && external[0] === 'mark set mark or 0x00004000' && policyOf && (to === policyOf || to === passedThrough.get(policyOf))) {
+        const member = `${family} masquerade-${set === 'service-ips' ? 'service-ips' : 'nodeports'} ${key}`;
+        expect(marked.has(member), member).toBe(true);
+        markedSeen++;
+        markedExternals.add(target);
+        return;
+      }
       // kube-proxy's path: the external chain (mark, then the policy chain), or the policy chain.
       let policy = target;
       let kind = '';
@@ -230,8 +256,10 @@ describe('compile --layout fast-load', () => {
       expect(want.map((_, j) => shared.get(`${family} ${map} ${destination} . ${base! + j}`))).toEqual(want);
       sharedSeen += want.length;
     });
-    // fast-load has no dispatch element kube-proxy's table lacks.
+    // fast-load has no dispatch element kube-proxy's table lacks, and marks no other destination.
     expect([...flDispatch.keys()]).toEqual([]);
+    expect(markedSeen).toBe(marked.size);
+    expect(markedSeen).toBeGreaterThan(endpoints === 10 ? 40 : 10);
     if (endpoints === 10) expect([replaced.size, clusterIPsDrawn]).toEqual([0, 0]);
     else {
       expect(replaced.size).toBeGreaterThan(100);
@@ -259,7 +287,7 @@ describe('compile --layout fast-load', () => {
     expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(40);
     // Firewall chains are compared below: one per list of allowed sources stands for the ports'.
     const isFirewall = (n: string) => n.startsWith('firewall-') && n !== 'firewall-check';
-    const own = (n: string) => (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n) && !isFirewall(n) && !passedThrough.has(n);
+    const own = (n: string) => (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n) && !markedExternals.has(n) && !isFirewall(n) && !passedThrough.has(n);
     expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN && !isFirewall(n))).toEqual([...a.keys()].filter(own));
     // Each load-balancer IP's firewall element: kube-proxy's goes to the port's chain, fast-load's to its sources' chain.
     const firewallTargets = (text: string) => new Map([...text.matchAll(/^add element (ip6?) kube-proxy firewall-ips \{ (.+) : goto (\S+) \}$/gm)].map((m) => [`${m[1]} ${m[2]}`, m[3]]));
@@ -285,7 +313,7 @@ describe('compile --layout fast-load', () => {
     const keysSeen: string[] = [];
     let drawCount = 0;
     for (const [name, kpRules] of a) {
-      if (replaced.has(name) || name === 'services' || passedThrough.has(name)) continue;
+      if (replaced.has(name) || markedExternals.has(name) || name === 'services' || passedThrough.has(name)) continue;
       if (name.startsWith('endpoint-')) {
         // An endpoint chain of a Service with affinity is its work in one rule: the update
         // of the table-wide set (the endpoint's set's timeout on the element), then the DNAT.

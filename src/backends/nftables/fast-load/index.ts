@@ -10,14 +10,24 @@
 // sets.
 import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
 import { emitKubeProxyFixedPart } from '../fixed.js';
+import type { MasqueradeSets } from '../dispatch.js';
 import type { FixedPart, ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
 import { emitRuleFirewall, emitSharedRuleFirewall } from './firewall.js';
 import { affinityPassThrough, emitMapSelection, emitUniformSelection } from './selection.js';
 import { CLUSTER_IP_DNAT_CHAIN, emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
 
-/** kube-proxy's fixed part, with the chain the services chain jumps to for the ClusterIPs of ports that share (text). */
-export const emitFastLoadFixedPart: FixedPart = (b, ctx, m) => emitKubeProxyFixedPart(b, ctx, m, CLUSTER_IP_DNAT_CHAIN);
+/**
+ * The external and load-balancer IPs and NodePorts of Service ports with Cluster external
+ * policy: the services chain marks their traffic for masquerade, one rule for all, where
+ * kube-proxy gives each port an external chain of two rules (mark, goto its policy chain).
+ * A chain costs nft about four times a set member to load (shared-dnat.ts).
+ */
+const MASQUERADE_SETS: MasqueradeSets = { addresses: 'masquerade-service-ips', nodePorts: 'masquerade-nodeports' };
+
+/** kube-proxy's fixed part, with the chain the services chain jumps to for the ClusterIPs of ports that share, and the masquerade sets (text). */
+export const emitFastLoadFixedPart: FixedPart = (b, ctx, m) =>
+  emitKubeProxyFixedPart(b, ctx, m, { clusterIPDnatChain: CLUSTER_IP_DNAT_CHAIN, masqueradeSets: MASQUERADE_SETS });
 
 /** One table's emitters: with maps and the table-wide affinity set (text), or chains and per-endpoint sets (JSON). */
 export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
@@ -28,6 +38,7 @@ export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
         affinity: TABLE_WIDE_AFFINITY,
         sharedChains: (b, ctx, plan, owned) => (sharesDnatChains(plan, owned) ? emitSharedDnat(b, ctx, plan, owned) : undefined),
         passThrough: affinityPassThrough,
+        masqueradeSets: MASQUERADE_SETS,
       }
     : { firewall: emitRuleFirewall, selection: emitUniformSelection, affinity: PER_ENDPOINT_AFFINITY };
 }
