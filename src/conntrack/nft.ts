@@ -3,8 +3,8 @@
 // a Service port's chain; its endpoint chains' names give the endpoints' addresses, and
 // the policy chain's own DNATs where a port has no endpoint chains: from 1.36 without
 // affinity, and fast-load's rules that update the affinity set and DNAT, its elements
-// that go straight to the endpoint chain of a port with affinity and one endpoint, its chains
-// shared by Service ports, whose maps are keyed by the destination, reached from a
+// that go straight to the endpoint chain of a port with affinity and one endpoint, the
+// external chains of Local-policy ports that DNAT themselves, its chains shared by Service ports, whose maps are keyed by the destination, reached from a
 // dispatch element or, for a ClusterIP without one, from the services chain's jump), and
 // the clean-up as commands of the conntrack tool. The compiled tables are read the same
 // way, so both sides agree on what "translated" means.
@@ -30,12 +30,13 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
   }
   // From 1.36 a Service port without affinity has no endpoint chains: its policy chains
   // DNAT themselves (a numgen map, one endpoint directly, or fast-load's endpoint map); in
-  // fast-load neither has one with affinity (each lookup and draw rule DNATs to its endpoint).
+  // fast-load neither has one with affinity (each lookup and draw rule DNATs to its endpoint),
+  // and a Local-policy port's external chain DNATs in place of its policy chains.
   const values = dataMapValues(view);
   const mapped = endpointMapTargets(values, family);
   for (let i = 0; i < view.chainCount; i++) {
     const chain = parseServicePortChain(view.chainName(i));
-    if (!chain || chain.id.protocol !== 'UDP' || (chain.chain !== 'clusterPolicy' && chain.chain !== 'localPolicy')) continue;
+    if (!chain || chain.id.protocol !== 'UDP') continue;
     const texts = view.rules(i).map(ruleText);
     for (const ip of [...dnatTargets(texts, family), ...mapped(texts)]) addEndpoint(endpointsOf, servicePortKey(chain.id), ip);
   }

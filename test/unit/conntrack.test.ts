@@ -234,6 +234,33 @@ describe('the fast-load layout: the endpoints its maps hold are read from their 
   }
 });
 
+describe('the fast-load layout: a Local-policy port\'s external chain that DNATs in place of its policy chains is read', () => {
+  const local = dns({ externalPolicyLocal: true, externalIPs: [ip('192.168.99.22')], nodePort: 30053 });
+  const pods = { localDetector: { mode: 'cidr' as const, cidr: parseCIDR('10.180.0.0/16')!.cidr } };
+  const at = (e: Endpoint[]) => familyModel(local, e, pods);
+  const here = (a: string): EpSpec => ({ ip: a, local: true });
+  /** Whether fast-load's table makes the port's cluster or local policy chain. */
+  const policyChains = (m: FamilyModel) =>
+    compileFamily(m, { tableName: 'kube-proxy', layout: 'fast-load' }, [], new StatementStore()).chains.filter((c) => /^(service|local)-[A-Z2-7]{8}-/.test(c.chain.name)).length;
+  const cases: [string, FamilyModel, FamilyModel, number][] = [
+    ['two endpoints, one local, the other removed (both policy chains in the external chain)', at(eps(here(A), B)), at(eps(here(A))), 0],
+    ['a local endpoint removed of three (from a table with the cluster chain)', at(eps(here(A), here(B), C)), at(eps(here(A), C)), 0],
+    ['no local endpoint, one of two removed', at(eps(A, B)), at(eps(A)), 0],
+  ];
+  for (const [name, before, after, chainsAfter] of cases) {
+    it(`${name}: the same commands as from kube-proxy's layout`, () => {
+      expect(policyChains(after)).toBe(chainsAfter);
+      const kp = commands(before, after);
+      expect(kp.length).toBeGreaterThan(0);
+      expect(commands(before, after, 'fast-load')).toEqual(kp);
+    });
+  }
+  it('a table that makes the cluster chain, and reads the same', () => {
+    expect(policyChains(at(eps(here(A), B, C)))).toBe(1);
+    expect(commands(at(eps(here(A), B, C)), at(eps(here(A), B)), 'fast-load')).toEqual(commands(at(eps(here(A), B, C)), at(eps(here(A), B))));
+  });
+});
+
 describe('the script', () => {
   it('names each Service port, and goes on past a command that matched nothing', () => {
     const snapshot = conntrackSnapshot({ families: [familyModel(dns(), eps(A))] });

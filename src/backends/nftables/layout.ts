@@ -6,6 +6,7 @@
 // iterate LAYOUTS.
 import { InternalError } from '../../diag/diagnostic.js';
 import type { Endpoint, FamilyModel } from '../../model/types.js';
+import type { Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import { PER_ENDPOINT_AFFINITY, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
@@ -68,6 +69,19 @@ export interface ServicePortEmitters {
    * go to its policy chain (fast-load/index.ts). Undefined: kube-proxy's external chains.
    */
   masqueradeSets?: MasqueradeSets;
+  /**
+   * For a port whose policy chains the layout does in its external chain's own rules, the
+   * statements that stand for each there (fast-load/local-policy.ts); a ClusterIP that then
+   * has no chain to go to is found by the layout's own rules, written here. Undefined (or
+   * none given): the chains are made and the external chain goes to them.
+   */
+  inlinePolicyChains?(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): InlinedPolicy | undefined;
+}
+
+/** The DNAT statements that stand for a port's cluster and local policy chains in its external chain, for those not made. */
+export interface InlinedPolicy {
+  cluster?: Stmt[];
+  local?: Stmt[];
 }
 
 /** The part of a table no Service port owns: base chains and their jumps, the fixed chains, sets and maps. */

@@ -6,8 +6,8 @@ import { eq, goto, num, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
-import type { DispatchRoute } from './dispatch.js';
-import type { ServicePortEmitters } from './layout.js';
+import type { DispatchRoute, OwnedDestinations } from './dispatch.js';
+import type { InlinedPolicy, ServicePortEmitters } from './layout.js';
 import { localMatch } from './local-detector.js';
 import type { ServicePortPlan } from './plan.js';
 import { usesEndpointChains } from './versions.js';
@@ -18,23 +18,33 @@ const fibSaddrLocal: Stmt = eq({ t: 'fib', flag: 'saddr', result: 'type' }, { t:
  * The port's chains, and where its dispatch elements go: its policy chain for ClusterIP
  * traffic and its external chain for the rest, or, for a policy chain the layout would
  * make a lone `goto` (`emit.passThrough`), the chain it would go to: that policy chain is
- * not made, and what would go to it goes there.
+ * not made, and what would go to it goes there; for a policy chain the layout does in the
+ * external chain's own rules (`emit.inlinePolicyChains`), its DNAT there, and no
+ * `service-ips` element for a ClusterIP the layout finds otherwise.
  */
 export function emitPolicyChains(
   b: TableBuilder,
   ctx: FamilyContext,
   m: FamilyModel,
   plan: ServicePortPlan,
-  emit: Pick<ServicePortEmitters, 'selection' | 'affinity' | 'passThrough' | 'masqueradeSets'>,
+  owned: OwnedDestinations,
+  emit: Pick<ServicePortEmitters, 'selection' | 'affinity' | 'passThrough' | 'masqueradeSets' | 'inlinePolicyChains'>,
 ): DispatchRoute {
   const { sp, chains } = plan;
   // The per-Service ClusterIP masquerade rule (1.35) is written in the internal chain, which must then exist.
-  const passThrough = (endpoints: Endpoint[]) => (ctx.forms.clusterIPMasquerade === 'per-service' ? undefined : emit.passThrough?.(plan, endpoints));
+  const perServiceMasquerade = ctx.forms.clusterIPMasquerade === 'per-service';
+  const passThrough = (endpoints: Endpoint[]) => (perServiceMasquerade ? undefined : emit.passThrough?.(plan, endpoints));
   const clusterTarget = plan.usesClusterPolicyChain ? passThrough(plan.endpoints.clusterEndpoints) : undefined;
   const localTarget = plan.usesLocalPolicyChain ? passThrough(plan.endpoints.localEndpoints) : undefined;
+  const inlined: InlinedPolicy = (!perServiceMasquerade && emit.inlinePolicyChains?.(b, ctx, plan, owned)) || {};
   const to = (chain: string) => (chain === chains.clusterPolicy ? (clusterTarget ?? chain) : chain === chains.localPolicy ? (localTarget ?? chain) : chain);
-  if (plan.usesClusterPolicyChain && !clusterTarget) b.chain({ name: chains.clusterPolicy });
-  if (plan.usesLocalPolicyChain && !localTarget) b.chain({ name: chains.localPolicy });
+  // What the external chain does to send a packet on to a policy chain.
+  const toPolicy = (chain: string): Stmt[] =>
+    (chain === chains.clusterPolicy ? inlined.cluster : chain === chains.localPolicy ? inlined.local : undefined) ?? [goto(to(chain))];
+  const makesCluster = plan.usesClusterPolicyChain && !clusterTarget && !inlined.cluster;
+  const makesLocal = plan.usesLocalPolicyChain && !localTarget && !inlined.local;
+  if (makesCluster) b.chain({ name: chains.clusterPolicy });
+  if (makesLocal) b.chain({ name: chains.localPolicy });
   // With Cluster policy the external chain only marks and goes to the policy chain: where
   // the layout marks by a set in the services chain, there is none.
   const masquerade = plan.usesExternalChain && !sp.externalPolicyLocal && plan.hasExternalEndpoints ? emit.masqueradeSets : undefined;
@@ -44,7 +54,7 @@ export function emitPolicyChains(
   // ClusterIP traffic from outside the cluster is masqueraded: it may have been routed to
   // this node by a static route for the Service range and leave again to another node.
   // (From 1.36 one rule in `services` does it for every ClusterIP: fixed.ts.)
-  if (plan.hasInternalEndpoints && ctx.forms.clusterIPMasquerade === 'per-service') {
+  if (plan.hasInternalEndpoints && perServiceMasquerade) {
     const proto = plan.proto;
     const match: Stmt[] = [eq(ctx.daddr, { t: 'ip', ip: sp.clusterIP }), eq({ t: 'payload', proto, field: 'dport' }, num(sp.port))];
     const notLocal = localMatch(ctx, m.localDetector, false);
@@ -61,18 +71,18 @@ export function emitPolicyChains(
       // they went out to the load balancer and came back.
       const podTraffic = localMatch(ctx, m.localDetector, true);
       if (podTraffic) {
-        b.rule({ chain: chains.external, stmts: [podTraffic, goto(to(chains.clusterPolicy))], comment: 'short-circuit pod traffic' });
+        b.rule({ chain: chains.external, stmts: [podTraffic, ...toPolicy(chains.clusterPolicy)], comment: 'short-circuit pod traffic' });
       }
       b.rule({ chain: chains.external, stmts: [fibSaddrLocal, ctx.markForMasquerade], comment: 'masquerade local traffic' });
-      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, goto(to(chains.clusterPolicy))], comment: 'short-circuit local traffic' });
+      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, ...toPolicy(chains.clusterPolicy)], comment: 'short-circuit local traffic' });
     }
-    if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: [goto(to(plan.externalPolicyChain))] });
+    if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: toPolicy(plan.externalPolicyChain) });
   }
 
-  if (plan.usesClusterPolicyChain && !clusterTarget) emit.selection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints, emit.affinity);
-  if (plan.usesLocalPolicyChain && !localTarget) emit.selection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints, emit.affinity);
+  if (makesCluster) emit.selection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints, emit.affinity);
+  if (makesLocal) emit.selection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints, emit.affinity);
   const external = masquerade ? to(plan.externalPolicyChain) : chains.external;
-  return { internal: to(plan.internalChain), external, nodePort: external, masquerade };
+  return { internal: inlined.cluster ? undefined : to(plan.internalChain), external, nodePort: external, masquerade };
 }
 
 export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {

@@ -137,10 +137,47 @@ ports: [{name: http, port: 8080, protocol: TCP}]
       return check(yaml, (text) => expect(tcpDraws(text)).toEqual([1, 2, 3]), cases.slice(0, 2));
     });
 
-    it('Local external policy: the port\'s own chains, drawing from an endpoint map of addresses and ports', () => {
-      const local = fs.readFileSync(file, 'utf8').replace('  type: NodePort\n', '  type: NodePort\n  externalTrafficPolicy: Local\n');
+    const localPolicy = () => fs.readFileSync(file, 'utf8').replace('  type: NodePort\n', '  type: NodePort\n  externalTrafficPolicy: Local\n');
+
+    it('Local external policy: the cluster chain, drawing from an endpoint map of addresses and ports; the local chain\'s DNAT in the external chain', () => {
+      const local = localPolicy();
       expect(local).toContain('externalTrafficPolicy: Local');
-      return check(local, /dnat ip addr \. port to numgen random mod 3 offset \d+ map @endpoints-tcp-/);
+      const nodePortFromPod = { name: 'NodePort from a pod', src: LAB.clientPod, dst: LAB.nodeIPs[0], port: 30080 };
+      return check(
+        local,
+        (text) => {
+          expect(text).toMatch(/^\tchain service-\S+-ns1\/web\/tcp\/http \{\n\t\tmeta l4proto tcp dnat ip addr \. port to numgen random mod 3 offset \d+ map @endpoints-tcp-/m);
+          expect(text).toMatch(/^\tchain external-\S+-ns1\/web\/tcp\/http \{\n(\t\t.*\n){3}\t\tmeta l4proto tcp dnat to numgen random mod 1 offset \d+ map @endpoint-ips-[0-9a-f]{2}:8080\n\t\}/m);
+          expect(text).not.toMatch(/^\tchain local-/m);
+        },
+        [...cases, nodePortFromPod],
+      );
+    });
+
+    it('Local external policy, two endpoints: both policy chains\' DNAT in the external chain, the ClusterIP drawn by dnat-cluster-ips', async () => {
+      // Without web-new: 10.180.0.1 (on this node) and 10.180.0.2, both on 8080.
+      const yaml = localPolicy().replace(/---\napiVersion: discovery\.k8s\.io\/v1\nkind: EndpointSlice\nmetadata: \{namespace: ns1, name: web-new[\s\S]*$/, '');
+      expect(yaml).not.toContain('web-new');
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-local-'));
+      try {
+        const f = path.join(dir, 'cluster.yaml');
+        fs.writeFileSync(f, yaml);
+        const text = await compiled(f, 'fast-load');
+        expect(text).not.toMatch(/^\tchain (service|local)-\S+-ns1\/web\/tcp\//m);
+        expect(text).toMatch(/^\t\tip saddr 10\.0\.0\.0\/8 meta l4proto tcp dnat to numgen random mod 2 offset \d+ map @endpoint-ips-[0-9a-f]{2}:8080 comment "short-circuit pod traffic"$/m);
+        expect(text).toMatch(/^\t\tdnat ip addr \. port to ip daddr \. tcp dport \. numgen random mod 2 offset 1 map @service-endpoints-tcp$/m);
+        const both = ['10.180.0.1:8080', '10.180.0.2:8080'];
+        const rows = await crossCheck(f, [
+          { name: 'ClusterIP from outside', src: LAB.clientExternal, dst: '172.30.0.51', port: 80 },
+          { name: 'ClusterIP from a pod', src: LAB.clientPod, dst: '172.30.0.51', port: 80 },
+          { name: 'NodePort from outside', src: LAB.clientExternal, dst: LAB.nodeIPs[0], port: 30080 },
+          { name: 'NodePort from a pod', src: LAB.clientPod, dst: LAB.nodeIPs[0], port: 30080 },
+        ]);
+        for (const row of rows) expect(row.real, row.packet).toEqual(row.traced);
+        expect(rows.map((r) => r.real.endpoints)).toEqual([both, both, ['10.180.0.1:8080'], both]);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 

@@ -194,7 +194,30 @@ describe('compile --layout fast-load', () => {
       if (lookup && rules.length === 2 && rules[1] === `numgen random mod 1 vmap { 0 : goto ${lookup[1]} }`) passedThrough.set(name, lookup[1]);
     }
     if (endpoints === 10) expect(passedThrough.size).toBeGreaterThan(0);
-    const throughGotos = (r: string) => r.replace(/goto (\S+)/g, (all, c: string) => (passedThrough.has(c) ? `goto ${passedThrough.get(c)}` : all));
+    // A Local-policy port's policy chains that fast-load does in the external chain's own
+    // rules (local-policy.ts): each `goto P` of kube-proxy's external chain is fast-load's
+    // rule with P's DNAT in its place, the same DNAT wherever P is gone to (checked as P's
+    // own rule below).
+    const inlined = new Map<string, string>();
+    for (const [name, rules] of a) {
+      if (!name.startsWith('external-') || !b.has(name)) continue;
+      const flRules = b.get(name)!;
+      expect(flRules.length, name).toBe(rules.length);
+      rules.forEach((r, i) => {
+        const to = /goto ((?:service|local)-\S+)/.exec(r)?.[1];
+        if (!to || b.has(to) || passedThrough.has(to)) return;
+        const [before, after] = r.split(`goto ${to}`);
+        const fl = flRules[i];
+        expect(fl.startsWith(before) && fl.endsWith(after), `${name}: ${fl}`).toBe(true);
+        const dnat = fl.slice(before.length, fl.length - after.length);
+        expect(dnat, `${name}: ${fl}`).toMatch(/^meta l4proto \w+ dnat /);
+        expect(inlined.get(to) ?? dnat).toBe(dnat);
+        inlined.set(to, dnat);
+      });
+    }
+    expect(inlined.size).toBeGreaterThan(10);
+    const throughGotos = (r: string) =>
+      r.replace(/goto (\S+)/g, (all, c: string) => (passedThrough.has(c) ? `goto ${passedThrough.get(c)}` : (inlined.get(c) ?? all)));
     const kpDispatch = dispatchElements(kp);
     const flDispatch = new Map(dispatchElements(fl).map((d) => [`${d.family} ${d.set} ${d.key}`, d.target]));
     const shared = sharedMapElements(fl);
@@ -287,7 +310,8 @@ describe('compile --layout fast-load', () => {
     expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(40);
     // Firewall chains are compared below: one per list of allowed sources stands for the ports'.
     const isFirewall = (n: string) => n.startsWith('firewall-') && n !== 'firewall-check';
-    const own = (n: string) => (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n) && !markedExternals.has(n) && !isFirewall(n) && !passedThrough.has(n);
+    const own = (n: string) =>
+      (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n) && !markedExternals.has(n) && !isFirewall(n) && !passedThrough.has(n) && !inlined.has(n);
     expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN && !isFirewall(n))).toEqual([...a.keys()].filter(own));
     // Each load-balancer IP's firewall element: kube-proxy's goes to the port's chain, fast-load's to its sources' chain.
     const firewallTargets = (text: string) => new Map([...text.matchAll(/^add element (ip6?) kube-proxy firewall-ips \{ (.+) : goto (\S+) \}$/gm)].map((m) => [`${m[1]} ${m[2]}`, m[3]]));
@@ -313,14 +337,15 @@ describe('compile --layout fast-load', () => {
     const keysSeen: string[] = [];
     let drawCount = 0;
     for (const [name, kpRules] of a) {
-      if (replaced.has(name) || markedExternals.has(name) || name === 'services' || passedThrough.has(name)) continue;
+      // An inlined cluster chain whose ClusterIP is drawn was checked as shared above, and its DNAT here.
+      if ((replaced.has(name) && !inlined.has(name)) || markedExternals.has(name) || name === 'services' || passedThrough.has(name)) continue;
       if (name.startsWith('endpoint-')) {
         // An endpoint chain of a Service with affinity is its work in one rule: the update
         // of the table-wide set (the endpoint's set's timeout on the element), then the DNAT.
         if (withAffinity(name)) expect(b.get(name)).toEqual([endpointWork(kpRules, timeouts)]);
         continue;
       }
-      const flRules = b.get(name)!;
+      const flRules = inlined.has(name) ? [inlined.get(name)!] : b.get(name)!;
       const last = kpRules[kpRules.length - 1] ?? '';
       const vmap = /^numgen random mod (\d+) vmap \{ (.*) \}$/.exec(last);
       const dnatMap = /^meta l4proto (\w+) dnat (ip6? )?addr \. port to numgen random mod (\d+) map \{ (.*) \}$/.exec(last);
@@ -517,8 +542,17 @@ ports: [{name: http, port: 8080, protocol: TCP}]
     // Two endpoints: with one, the port has no policy chain either (its elements go to the endpoint chain).
     expect(await shares(oneService('ClusterIP', 2, affinity), 2)).toBe(false);
     // The endpoint on this node, so that the Local policy chains have it.
-    expect(await shares(oneService('NodePort', 1, ', externalTrafficPolicy: Local', 'node-a'), 1)).toBe(false);
     expect(await shares(oneService('ClusterIP', 1, ', internalTrafficPolicy: Local', 'node-a'), 1)).toBe(false);
+    // Local external policy keeps its external chain (its short-circuits), which DNATs in
+    // place of both policy chains (local-policy.ts); with few endpoints its ClusterIP is
+    // drawn by dnat-cluster-ips, with more it goes to its cluster chain.
+    for (const [n, drawn] of [[1, true], [2, true], [3, false]] as const) {
+      const text = await compile(oneService('NodePort', n, ', externalTrafficPolicy: Local', 'node-a'), 'fast-load', 'text', '1.36');
+      expect(text).toMatch(/^\tchain external-[A-Z0-9]{8}-/m);
+      expect(text).not.toMatch(/^\tchain (dnat-nodeport-|local-[A-Z0-9]{8}-)/m);
+      expect(/^\tchain service-[A-Z0-9]{8}-/m.test(text), `${n}`).toBe(!drawn);
+      expect(/^\t\tdnat ip addr \. port to ip daddr \. tcp dport/m.test(text), `${n}`).toBe(drawn);
+    }
   });
 });
 

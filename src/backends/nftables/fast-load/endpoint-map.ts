@@ -39,6 +39,15 @@ const mapsFor = (port: number | undefined, proto: L4Proto) => (port !== undefine
 
 /** The policy chain's DNAT rule, and its endpoints as elements of its map (declared on first use). */
 export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: string, endpoints: Endpoint[], plan: ServicePortPlan): void {
+  b.rule({ chain, stmts: endpointMapDnat(b, ctx, chain, endpoints, plan) });
+}
+
+/**
+ * The statements of the DNAT rule of policy chain `chain` (`meta l4proto P`, the DNAT),
+ * its endpoints written as elements of its map (declared on first use): for the chain's
+ * own rule, or for rules that do its work in another chain (local-policy.ts).
+ */
+export function endpointMapDnat(b: TableBuilder, ctx: FamilyContext, chain: string, endpoints: Endpoint[], plan: ServicePortPlan): Stmt[] {
   const { proto } = plan;
   const port = sharedPort(endpoints);
   const { map, base, key } = claimDraw(b, chain, mapsFor(port, proto), endpoints.length);
@@ -56,5 +65,5 @@ export function emitEndpointMap(b: TableBuilder, ctx: FamilyContext, chain: stri
   const value = (ep: Endpoint): KeyPart[] => (port !== undefined ? [{ t: 'ip', ip: ep.ip }] : [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }]);
   b.elementRange(map, base, endpoints.map(value));
   const dnat: Stmt = port !== undefined ? { t: 'map-addr-dnat', key, map, port } : { t: 'map-dnat', family: ctx.family, key, map };
-  b.rule({ chain, stmts: [plan.l4protoIs, dnat] });
+  return [plan.l4protoIs, dnat];
 }

@@ -14,6 +14,7 @@ import type { MasqueradeSets } from '../dispatch.js';
 import type { FixedPart, ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
 import { emitRuleFirewall, emitSharedRuleFirewall } from './firewall.js';
+import { inlineLocalPolicy } from './local-policy.js';
 import { affinityPassThrough, emitMapSelection, emitUniformSelection } from './selection.js';
 import { CLUSTER_IP_DNAT_CHAIN, emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
 
@@ -39,6 +40,7 @@ export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
         sharedChains: (b, ctx, plan, owned) => (sharesDnatChains(plan, owned) ? emitSharedDnat(b, ctx, plan, owned) : undefined),
         passThrough: affinityPassThrough,
         masqueradeSets: MASQUERADE_SETS,
+        inlinePolicyChains: inlineLocalPolicy,
       }
     : { firewall: emitRuleFirewall, selection: emitUniformSelection, affinity: PER_ENDPOINT_AFFINITY };
 }

@@ -34,6 +34,8 @@
 // dependency on the protocol, and nft 1.0.6 lists the rule without one (a match written
 // here would never list back, and the diff would rewrite it every time).
 import { InternalError } from '../../../diag/diagnostic.js';
+import type { Endpoint } from '../../../model/types.js';
+import type { IP } from '../../../net/ip.js';
 import { concat, payload, type Expr, type Stmt } from '../../../nft/expr.js';
 import type { KeyPart } from '../../../nft/objects.js';
 import { keyString, type TableBuilder } from '../../../nft/ruleset.js';
@@ -107,54 +109,82 @@ export const drawBase = (n: number): number => (n * (n - 1)) / 2;
 
 const draw = (n: number, offset = 0): Expr => ({ t: 'numgen', mod: n, ...(offset ? { offset } : {}) });
 
+const endpointData = (ctx: FamilyContext, proto: L4Proto) => ({ types: [ctx.addrType, 'inet_service' as const], typeof: concat(ctx.daddr, payload(proto, 'dport')) });
+const endpointValue = (ep: Endpoint): KeyPart[] => [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }];
+
+/** `dnat ... to ip daddr . P dport . numgen random mod N offset B map @service-endpoints-P`: the draw among N keyed by the destination. */
+const addressDnat = (ctx: FamilyContext, proto: L4Proto, n: number): Stmt => ({
+  t: 'map-dnat',
+  family: ctx.family,
+  key: concat(ctx.daddr, payload(proto, 'dport'), draw(n, drawBase(n))),
+  map: sharedDnatNames(proto, n).addressMap,
+});
+
+/**
+ * The port's endpoints as the address map's elements keyed by `ip` (and the port), at its
+ * count's range, the map declared with its first element. Each destination has one owner
+ * (claims.ts), so no two ports write one key.
+ */
+function addAddressDraws(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ip: IP): void {
+  const { proto, sp } = plan;
+  const endpoints = plan.endpoints.clusterEndpoints;
+  const base = drawBase(endpoints.length);
+  const map = sharedDnatNames(proto, endpoints.length).addressMap;
+  if (!b.hasSet(map)) {
+    b.set({ name: map, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, payload(proto, 'dport'), draw(1)), data: endpointData(ctx, proto) });
+  }
+  endpoints.forEach((ep, i) => {
+    const key: KeyPart[] = [{ t: 'ip', ip }, { t: 'port', n: sp.port }, { t: 'int', n: base + i }];
+    if (!b.element({ set: map, key, data: endpointValue(ep) })) throw new InternalError(`${map} element ${keyString(key)} written twice`);
+  });
+}
+
+/**
+ * The port's ClusterIP found by `dnat-cluster-ips` (no `service-ips` element): its elements
+ * in the address map, and the rule of its protocol and endpoint count, made with the
+ * first port that needs it.
+ */
+export function emitClusterIPDraw(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, clusterIP: IP): void {
+  const { proto } = plan;
+  const n = plan.endpoints.clusterEndpoints.length;
+  addAddressDraws(b, ctx, plan, clusterIP);
+  const made = clusterIPDraws.get(b) ?? clusterIPDraws.set(b, new Set()).get(b)!;
+  if (!made.has(`${proto} ${n}`)) {
+    made.add(`${proto} ${n}`);
+    b.rule({ chain: CLUSTER_IP_DNAT_CHAIN, stmts: [addressDnat(ctx, proto, n)] });
+  }
+}
+
 /**
  * The port's endpoints as elements of the shared maps, keyed by each destination it owns,
  * and the chains its dispatch elements go to; the rules, chains and maps are made with the
  * first port that uses them.
  */
 export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute {
-  const { proto, sp } = plan;
-  // Each destination has one owner (claims.ts), so no two ports write one key.
-  const add = (set: string, key: KeyPart[], data: KeyPart[]) => {
-    if (!b.element({ set, key, data })) throw new InternalError(`${set} element ${keyString(key)} written twice`);
-  };
+  const { proto } = plan;
   const endpoints = plan.endpoints.clusterEndpoints;
   const n = endpoints.length;
-  const base = drawBase(n);
   const names = sharedDnatNames(proto, n);
-  const dport = payload(proto, 'dport');
-  const endpointOf = endpoints.map((ep): KeyPart[] => [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }]);
-  const data = { types: [ctx.addrType, 'inet_service' as const], typeof: concat(ctx.daddr, dport) };
-  const addressDnat: Stmt = { t: 'map-dnat', family: ctx.family, key: concat(ctx.daddr, dport, draw(n, base)), map: names.addressMap };
-
-  const addresses = ownedAddresses(owned);
-  if (addresses.length > 0 && !b.hasSet(names.addressMap)) {
-    b.set({ name: names.addressMap, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, dport, draw(1)), data });
-  }
-  if (owned.clusterIP) {
-    const made = clusterIPDraws.get(b) ?? clusterIPDraws.set(b, new Set()).get(b)!;
-    if (!made.has(`${proto} ${n}`)) {
-      made.add(`${proto} ${n}`);
-      b.rule({ chain: CLUSTER_IP_DNAT_CHAIN, stmts: [addressDnat] });
-    }
-  }
-  for (const ip of addresses) {
-    endpointOf.forEach((value, i) => add(names.addressMap, [{ t: 'ip', ip }, { t: 'port', n: sp.port }, { t: 'int', n: base + i }], value));
-  }
+  if (owned.clusterIP) emitClusterIPDraw(b, ctx, plan, owned.clusterIP);
+  for (const ip of [...owned.externalIPs, ...owned.loadBalancerVIPs]) addAddressDraws(b, ctx, plan, ip);
   if (owned.externalIPs.length + owned.loadBalancerVIPs.length > 0 && !b.hasChain(names.external)) {
     b.chain({ name: names.external });
     b.rule({ chain: names.external, stmts: [ctx.markForMasquerade] });
-    b.rule({ chain: names.external, stmts: [addressDnat] });
+    b.rule({ chain: names.external, stmts: [addressDnat(ctx, proto, n)] });
   }
   if (owned.nodePort !== undefined) {
     if (!b.hasChain(names.nodePort)) {
-      if (!b.hasSet(names.nodePortMap)) b.set({ name: names.nodePortMap, kind: 'map', keyType: ['inet_service', 'integer'], typeof: concat(dport, draw(1)), data });
+      const dport = payload(proto, 'dport');
+      if (!b.hasSet(names.nodePortMap)) b.set({ name: names.nodePortMap, kind: 'map', keyType: ['inet_service', 'integer'], typeof: concat(dport, draw(1)), data: endpointData(ctx, proto) });
       b.chain({ name: names.nodePort });
       b.rule({ chain: names.nodePort, stmts: [ctx.markForMasquerade] });
       b.rule({ chain: names.nodePort, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(dport, draw(n)), map: names.nodePortMap }] });
     }
     const nodePort = owned.nodePort;
-    endpointOf.forEach((value, i) => add(names.nodePortMap, [{ t: 'port', n: nodePort }, { t: 'int', n: i }], value));
+    endpoints.forEach((ep, i) => {
+      const key: KeyPart[] = [{ t: 'port', n: nodePort }, { t: 'int', n: i }];
+      if (!b.element({ set: names.nodePortMap, key, data: endpointValue(ep) })) throw new InternalError(`${names.nodePortMap} element ${keyString(key)} written twice`);
+    });
   }
   return { external: names.external, nodePort: names.nodePort };
 }
