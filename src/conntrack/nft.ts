@@ -70,32 +70,36 @@ function readLive(view: LiveTableView, family: IPFamily): ConntrackLive {
 }
 
 /**
- * fast-load's chains shared by Service ports (shared-dnat.ts): a `service-ips` or
- * `service-nodeports` element that goes to a chain DNATing with `... udp dport . numgen
- * random mod N [offset B] map @M` (itself, or after a `goto`) reaches the addresses of M's
- * elements `DESTINATION . B` .. `DESTINATION . B+N-1`, its destination being the element's
- * address and port, or its NodePort.
+ * fast-load's chains shared by Service ports (shared-dnat.ts, local-policy.ts): a
+ * `service-ips` or `service-nodeports` element that goes to a chain DNATing with `... udp
+ * dport . numgen random mod N [offset B] map @M` (itself, or after a `goto`) reaches the
+ * addresses of M's elements `DESTINATION . B` .. `DESTINATION . B+N-1`, its destination
+ * being the element's address and port, or its NodePort; a chain of several such DNATs
+ * (a Local-policy port's cluster and local draws) reaches all of theirs.
  */
 function sharedChainTargets(rulesOf: RulesOf, values: Map<string, string>, family: IPFamily): (chain: string, destination: string) => IP[] | undefined {
-  const dnatOf = (chain: string, hops: number): SharedDraw | undefined => {
+  const dnatsOf = (chain: string, hops: number): SharedDraw[] => {
+    const out: SharedDraw[] = [];
     for (const text of rulesOf(chain) ?? []) {
       const draw = sharedDraw(text);
-      if (draw) return draw;
+      if (draw) out.push(draw);
       const next = /^goto (\S+)$/.exec(text);
-      if (next && hops > 0) return dnatOf(next[1], hops - 1);
+      if (next && hops > 0) out.push(...dnatsOf(next[1], hops - 1));
     }
-    return undefined;
+    return out;
   };
   // Many destinations share a chain: its rules are read once.
-  const dnats = new Map<string, SharedDraw | undefined>();
+  const dnats = new Map<string, SharedDraw[]>();
   return (chain, destination) => {
-    if (!dnats.has(chain)) dnats.set(chain, dnatOf(chain, 1));
-    const dnat = dnats.get(chain);
-    if (!dnat) return undefined;
+    if (!dnats.has(chain)) dnats.set(chain, dnatsOf(chain, 1));
+    const draws = dnats.get(chain)!;
+    if (draws.length === 0) return undefined;
     const out: IP[] = [];
-    for (let i = 0; i < dnat.n; i++) {
-      const ip = addressOf(values.get(`${dnat.map} ${destination} . ${dnat.base + i}`), family);
-      if (ip) out.push(ip);
+    for (const dnat of draws) {
+      for (let i = 0; i < dnat.n; i++) {
+        const ip = addressOf(values.get(`${dnat.map} ${destination} . ${dnat.base + i}`), family);
+        if (ip && !out.some((x) => compareIP(x, ip) === 0)) out.push(ip);
+      }
     }
     return out;
   };
@@ -120,9 +124,9 @@ interface SharedDraw {
   map: string;
 }
 
-/** `... udp dport . numgen random mod N [offset B] map @M`, a UDP rule of the shared chains. */
+/** `... udp dport . numgen random mod N [offset B] map @M [comment "..."]`, a UDP rule of the shared chains. */
 function sharedDraw(text: string): SharedDraw | undefined {
-  const m = / to (?:ip6? daddr \. )?udp dport \. numgen random mod ([0-9]+)(?: offset ([0-9]+))? map @(\S+)$/.exec(text);
+  const m = / to (?:ip6? daddr \. )?udp dport \. numgen random mod ([0-9]+)(?: offset ([0-9]+))? map @(\S+)(?: comment "[^"]*")?$/.exec(text);
   return m ? { n: Number(m[1]), base: Number(m[2] ?? 0), map: m[3] } : undefined;
 }
 

@@ -234,31 +234,37 @@ describe('the fast-load layout: the endpoints its maps hold are read from their 
   }
 });
 
-describe('the fast-load layout: a Local-policy port\'s external chain that DNATs in place of its policy chains is read', () => {
+describe('the fast-load layout: a Local-policy port\'s external chain that DNATs in place of its policy chains, or the shared one, is read', () => {
   const local = dns({ externalPolicyLocal: true, externalIPs: [ip('192.168.99.22')], nodePort: 30053 });
+  // Four external destinations: too many for the shared chains (local-policy.ts).
+  const wide = dns({ externalPolicyLocal: true, externalIPs: [ip('192.168.99.22'), ip('192.168.99.23')], loadBalancerVIPs: [ip('5.6.7.8')], nodePort: 30053 });
   const pods = { localDetector: { mode: 'cidr' as const, cidr: parseCIDR('10.180.0.0/16')!.cidr } };
-  const at = (e: Endpoint[]) => familyModel(local, e, pods);
+  const at = (e: Endpoint[], sp = local) => familyModel(sp, e, pods);
   const here = (a: string): EpSpec => ({ ip: a, local: true });
-  /** Whether fast-load's table makes the port's cluster or local policy chain. */
-  const policyChains = (m: FamilyModel) =>
-    compileFamily(m, { tableName: 'kube-proxy', layout: 'fast-load' }, [], new StatementStore()).chains.filter((c) => /^(service|local)-[A-Z2-7]{8}-/.test(c.chain.name)).length;
-  const cases: [string, FamilyModel, FamilyModel, number][] = [
-    ['two endpoints, one local, the other removed (both policy chains in the external chain)', at(eps(here(A), B)), at(eps(here(A))), 0],
-    ['a local endpoint removed of three (from a table with the cluster chain)', at(eps(here(A), here(B), C)), at(eps(here(A), C)), 0],
-    ['no local endpoint, one of two removed', at(eps(A, B)), at(eps(A)), 0],
+  /** fast-load's form of the port: the shared chains, or how many policy chains of its own it has (its external chain has the rest). */
+  const form = (m: FamilyModel) => {
+    const names = compileFamily(m, { tableName: 'kube-proxy', layout: 'fast-load' }, [], new StatementStore()).chains.map((c) => c.chain.name);
+    if (names.some((n) => /^dnat-local-(external|nodeport)-udp-/.test(n))) return 'shared';
+    expect(names.some((n) => n.startsWith('external-'))).toBe(true);
+    return names.filter((n) => /^(service|local)-[A-Z2-7]{8}-/.test(n)).length;
+  };
+  const cases: [string, FamilyModel, FamilyModel, 'shared' | number][] = [
+    ['two endpoints, one local, the other removed', at(eps(here(A), B)), at(eps(here(A))), 'shared'],
+    ['a local endpoint removed of three (from a table with the cluster chain)', at(eps(here(A), here(B), C)), at(eps(here(A), C)), 'shared'],
+    ['no local endpoint, one of two removed', at(eps(A, B)), at(eps(A)), 'shared'],
+    // The local endpoint terminating but serving, the only local one: the local draw's endpoint is none of the cluster draw's.
+    ['a terminating local endpoint and ready ones elsewhere, one of those removed', at(eps({ ip: A, local: true, ready: false, terminating: true }, B, C)), at(eps({ ip: A, local: true, ready: false, terminating: true }, B)), 'shared'],
+    ['four destinations, two endpoints, one local, the other removed (both policy chains in the external chain)', at(eps(here(A), B), wide), at(eps(here(A)), wide), 0],
+    ['four destinations, three endpoints, one removed (the cluster chain kept)', at(eps(here(A), B, C, '10.180.0.4'), wide), at(eps(here(A), B, C), wide), 1],
   ];
-  for (const [name, before, after, chainsAfter] of cases) {
+  for (const [name, before, after, formAfter] of cases) {
     it(`${name}: the same commands as from kube-proxy's layout`, () => {
-      expect(policyChains(after)).toBe(chainsAfter);
+      expect(form(after)).toBe(formAfter);
       const kp = commands(before, after);
       expect(kp.length).toBeGreaterThan(0);
       expect(commands(before, after, 'fast-load')).toEqual(kp);
     });
   }
-  it('a table that makes the cluster chain, and reads the same', () => {
-    expect(policyChains(at(eps(here(A), B, C)))).toBe(1);
-    expect(commands(at(eps(here(A), B, C)), at(eps(here(A), B)), 'fast-load')).toEqual(commands(at(eps(here(A), B, C)), at(eps(here(A), B))));
-  });
 });
 
 describe('the script', () => {

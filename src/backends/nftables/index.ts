@@ -49,7 +49,7 @@ function emitFamilyTable(b: TableBuilder, m: FamilyModel, warnings: Diagnostic[]
     const owned = ownedDestinations(plan, claims);
     emitEndpoints(b, ctx, plan, emit.affinity);
     const firewall = emit.firewall(b, ctx, plan);
-    const route = emit.sharedChains?.(b, ctx, plan, owned) ?? emitPolicyChains(b, ctx, m, plan, owned, emit);
+    const route = emit.sharedChains?.(b, ctx, m, plan, owned) ?? emitPolicyChains(b, ctx, m, plan, owned, emit);
     emitDispatch(b, plan, owned, { ...route, firewall }, (p, set, key) => {
       // Every destination has one owner (claims.ts), and one owner asks for one verdict.
       throw new InternalError(`${set} element ${keyString(key)} of ${servicePortKey(p.sp.id)} clashes with an element already there`);

@@ -56,7 +56,7 @@ export interface ServicePortEmitters {
    * with other ports: where its dispatch elements go (fast-load/shared-dnat.ts). Undefined
    * (or none given) for a port that keeps its own chains.
    */
-  sharedChains?(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute | undefined;
+  sharedChains?(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute | undefined;
   /**
    * For a policy chain with these endpoints that would be a lone `goto`, the chain it
    * would go to: the policy chain is not made, and its port's dispatch elements and

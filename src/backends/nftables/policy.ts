@@ -67,22 +67,29 @@ export function emitPolicyChains(
       // Cluster policy may send the packet to another node: masquerade.
       b.rule({ chain: chains.external, stmts: [ctx.markForMasquerade] });
     } else {
-      // Local policy keeps the client's source, except for two cases that behave as if
-      // they went out to the load balancer and came back.
-      const podTraffic = localMatch(ctx, m.localDetector, true);
-      if (podTraffic) {
-        b.rule({ chain: chains.external, stmts: [podTraffic, ...toPolicy(chains.clusterPolicy)], comment: 'short-circuit pod traffic' });
-      }
-      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, ctx.markForMasquerade], comment: 'masquerade local traffic' });
-      b.rule({ chain: chains.external, stmts: [fibSaddrLocal, ...toPolicy(chains.clusterPolicy)], comment: 'short-circuit local traffic' });
+      emitLocalExternalRules(b, ctx, m, chains.external, toPolicy(chains.clusterPolicy), plan.hasExternalEndpoints ? toPolicy(chains.localPolicy) : undefined);
     }
-    if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: toPolicy(plan.externalPolicyChain) });
+    if (plan.hasExternalEndpoints && !sp.externalPolicyLocal) b.rule({ chain: chains.external, stmts: toPolicy(plan.externalPolicyChain) });
   }
 
   if (makesCluster) emit.selection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints, emit.affinity);
   if (makesLocal) emit.selection(b, ctx, plan, chains.localPolicy, plan.endpoints.localEndpoints, emit.affinity);
   const external = masquerade ? to(plan.externalPolicyChain) : chains.external;
   return { internal: inlined.cluster ? undefined : to(plan.internalChain), external, nodePort: external, masquerade };
+}
+
+/**
+ * The rules of an external chain with Local policy: it keeps the client's source, except
+ * for two cases that behave as if they went out to the load balancer and came back (pod
+ * traffic and the node's own, sent as ClusterIP traffic by `toCluster`); the rest goes to
+ * the local endpoints by `toLocal` (none: it falls through, to be dropped as having none).
+ */
+export function emitLocalExternalRules(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, chain: string, toCluster: Stmt[], toLocal: Stmt[] | undefined): void {
+  const podTraffic = localMatch(ctx, m.localDetector, true);
+  if (podTraffic) b.rule({ chain, stmts: [podTraffic, ...toCluster], comment: 'short-circuit pod traffic' });
+  b.rule({ chain, stmts: [fibSaddrLocal, ctx.markForMasquerade], comment: 'masquerade local traffic' });
+  b.rule({ chain, stmts: [fibSaddrLocal, ...toCluster], comment: 'short-circuit local traffic' });
+  if (toLocal) b.rule({ chain, stmts: toLocal });
 }
 
 export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {

@@ -154,9 +154,17 @@ ports: [{name: http, port: 8080, protocol: TCP}]
       );
     });
 
-    it('Local external policy, two endpoints: both policy chains\' DNAT in the external chain, the ClusterIP drawn by dnat-cluster-ips', async () => {
-      // Without web-new: 10.180.0.1 (on this node) and 10.180.0.2, both on 8080.
-      const yaml = localPolicy().replace(/---\napiVersion: discovery\.k8s\.io\/v1\nkind: EndpointSlice\nmetadata: \{namespace: ns1, name: web-new[\s\S]*$/, '');
+    // Without web-new: 10.180.0.1 (on this node) and 10.180.0.2, both on 8080.
+    const twoEndpoints = (yaml: string) => yaml.replace(/---\napiVersion: discovery\.k8s\.io\/v1\nkind: EndpointSlice\nmetadata: \{namespace: ns1, name: web-new[\s\S]*$/, '');
+    it.each([
+      ['the external chain shared by the Local ports of 2 and 1 endpoints', '', /^\tchain dnat-local-nodeport-tcp-2-1 \{\n\t\tip saddr 10\.0\.0\.0\/8 dnat ip addr \. port to tcp dport \. numgen random mod 2 map @nodeport-endpoints-tcp comment "short-circuit pod traffic"$/m],
+      [
+        'with three external IPs, its own external chain with both policy chains\' DNAT',
+        '  externalIPs: [192.168.99.51, 192.168.99.52, 192.168.99.53]\n',
+        /^\t\tip saddr 10\.0\.0\.0\/8 meta l4proto tcp dnat to numgen random mod 2 offset \d+ map @endpoint-ips-[0-9a-f]{2}:8080 comment "short-circuit pod traffic"$/m,
+      ],
+    ])('Local external policy, two endpoints, one local: %s, the ClusterIP drawn by dnat-cluster-ips', async (_name, spec, form) => {
+      const yaml = twoEndpoints(localPolicy()).replace('  externalTrafficPolicy: Local\n', `  externalTrafficPolicy: Local\n${spec}`);
       expect(yaml).not.toContain('web-new');
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-fl-local-'));
       try {
@@ -164,7 +172,7 @@ ports: [{name: http, port: 8080, protocol: TCP}]
         fs.writeFileSync(f, yaml);
         const text = await compiled(f, 'fast-load');
         expect(text).not.toMatch(/^\tchain (service|local)-\S+-ns1\/web\/tcp\//m);
-        expect(text).toMatch(/^\t\tip saddr 10\.0\.0\.0\/8 meta l4proto tcp dnat to numgen random mod 2 offset \d+ map @endpoint-ips-[0-9a-f]{2}:8080 comment "short-circuit pod traffic"$/m);
+        expect(text).toMatch(form);
         expect(text).toMatch(/^\t\tdnat ip addr \. port to ip daddr \. tcp dport \. numgen random mod 2 offset 1 map @service-endpoints-tcp$/m);
         const both = ['10.180.0.1:8080', '10.180.0.2:8080'];
         const rows = await crossCheck(f, [
@@ -297,7 +305,8 @@ describe('the fast-load layout loads', () => {
       if (format === 'text') expect(kpChains.filter((c) => c.startsWith('endpoint-')).length).toBeGreaterThan(40);
       if (format === 'json') return expect(chains).toEqual(kpChains);
       // A Service port without affinity or Local policy has no chains of its own: its
-      // traffic goes to DNAT chains shared by the ports of its protocol and endpoint count
+      // traffic goes to DNAT chains shared by the ports of its protocol and endpoint count;
+      // a Local-policy one with few endpoints, to an external chain shared likewise
       // (fast-load.test.ts checks that they reach the same endpoints).
       // Ports that allow the same sources share one firewall chain (fast-load.test.ts checks which).
       const isFirewall = (c: string) => c.startsWith('firewall-') && c !== 'firewall-check';
@@ -305,12 +314,12 @@ describe('the fast-load layout loads', () => {
       expect(chains.filter(isFirewall).length).toBeGreaterThan(0);
       expect(chains.filter(isFirewall).length).toBeLessThan(kpChains.filter(isFirewall).length);
       const own = kpChains.filter((c) => (!c.startsWith('endpoint-') || affinityChains.has(c)) && !isFirewall(c));
-      const shared = chains.filter((c) => /^dnat-((external-|nodeport-)(tcp|udp|sctp)-\d+|cluster-ips)$/.test(c) || isFirewall(c));
+      const shared = chains.filter((c) => /^dnat-((external-|nodeport-)(tcp|udp|sctp)-\d+|local-(external|nodeport)-(tcp|udp|sctp)-\d+-\d+|cluster-ips)$/.test(c) || isFirewall(c));
       expect(shared).toContain('dnat-cluster-ips');
       expect(shared.length).toBeGreaterThan(1);
       const gone = own.filter((c) => !chains.includes(c));
       expect(gone.length).toBeGreaterThan(100);
-      for (const c of gone) expect(c).toMatch(/^(service|external)-/);
+      for (const c of gone) expect(c).toMatch(/^(service|external|local)-/);
       expect(chains.filter((c) => !shared.includes(c))).toEqual(own.filter((c) => !gone.includes(c)));
     });
   }

@@ -86,7 +86,7 @@ function endpointMapElements(text: string): Map<string, string> {
 /** The shared DNAT chains' map elements (shared-dnat.ts): by family, map and key, the value. */
 function sharedMapElements(text: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const m of text.matchAll(/^add element (ip6?) kube-proxy ((?:service|nodeport)-endpoints-\S+) \{ (.+) : (\S+ \. \d+) \}$/gm)) out.set(`${m[1]} ${m[2]} ${m[3]}`, m[4]);
+  for (const m of text.matchAll(/^add element (ip6?) kube-proxy ((?:service|nodeport)-(?:local-)?endpoints-\S+) \{ (.+) : (\S+ \. \d+) \}$/gm)) out.set(`${m[1]} ${m[2]} ${m[3]}`, m[4]);
   return out;
 }
 
@@ -96,6 +96,7 @@ function dispatchElements(text: string): { family: string; set: string; key: str
 }
 
 const SHARED_CHAIN = /^dnat-(external-|nodeport-)?(tcp|udp|sctp)-(\d+)$/;
+const LOCAL_SHARED_CHAIN = /^dnat-local-(external|nodeport)-(tcp|udp|sctp)-(\d+)-(\d+)$/;
 
 /** fast-load's draw-map elements: by map and key, the verdict. */
 function drawMapElements(text: string): Map<string, string> {
@@ -149,7 +150,7 @@ describe('compile --layout fast-load', () => {
     expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
     // The dispatch elements are compared below: a shared chain stands for a port's own.
     const isDispatch = (l: string) => /^add element ip6? kube-proxy (service-ips|service-nodeports|firewall-ips) /.test(l);
-    const fastLoadOwn = /^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw|service-endpoints|nodeport-endpoints)-/;
+    const fastLoadOwn = /^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw|service-endpoints|nodeport-endpoints|service-local-endpoints|nodeport-local-endpoints)-/;
     const masqueradeSets = /^(\tset |add element ip6? kube-proxy )masquerade-(service-ips|nodeports) /;
     expect(outside(fl).filter((l) => !fastLoadOwn.test(l) && !masqueradeSets.test(l) && !isDispatch(l))).toEqual(expected.filter((l) => !isDispatch(l)));
     const a = chains(kp);
@@ -170,6 +171,8 @@ describe('compile --layout fast-load', () => {
     ]);
     const marked = new Set([...fl.matchAll(/^add element (ip6?) kube-proxy (masquerade-(?:service-ips|nodeports)) \{ (.+) \}$/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`));
     let markedSeen = 0;
+    const localShared = new Set<string>();
+    const seenDraws = new Set<string>();
     const markedExternals = new Set<string>();
     // Its rules, one for each protocol and endpoint count: draw i of N finds A . P . B+i.
     const clusterIPDraws = new Map<string, number>();
@@ -215,7 +218,8 @@ describe('compile --layout fast-load', () => {
         inlined.set(to, dnat);
       });
     }
-    expect(inlined.size).toBeGreaterThan(10);
+    // With 2 endpoints every Local-policy port's external chain is shared (below).
+    if (endpoints === 10) expect(inlined.size).toBeGreaterThan(10);
     const throughGotos = (r: string) =>
       r.replace(/goto (\S+)/g, (all, c: string) => (passedThrough.has(c) ? `goto ${passedThrough.get(c)}` : (inlined.get(c) ?? all)));
     const kpDispatch = dispatchElements(kp);
@@ -239,6 +243,41 @@ describe('compile --layout fast-load', () => {
         expect(marked.has(member), member).toBe(true);
         markedSeen++;
         markedExternals.add(target);
+        return;
+      }
+      // A Local-policy port's external chain shared by the ports of its counts: kube-proxy's
+      // rules, each `goto` a policy chain replaced by the draw among that chain's endpoints
+      // keyed by the destination; the maps hold them for this destination, in its order.
+      const local = LOCAL_SHARED_CHAIN.exec(to);
+      if (local) {
+        const [, kind, proto, c, l] = local;
+        expect(kind === 'nodeport').toBe(set === 'service-nodeports');
+        const parts = key.split(' . ');
+        const destination = set === 'service-nodeports' ? parts[1] : `${parts[0]} . ${parts[2]}`;
+        const sharedRules = b.get(to)!;
+        expect(sharedRules.length, to).toBe(external.length);
+        external.forEach((r, i) => {
+          const policy = /goto ((?:service|local)-\S+)/.exec(r)?.[1];
+          if (!policy) return expect(sharedRules[i]).toBe(r);
+          const isLocal = policy.startsWith('local-');
+          const n = Number(isLocal ? l : c);
+          const base = isLocal || kind === 'nodeport' ? 0 : drawBase(n);
+          const map = `${kind === 'nodeport' ? 'nodeport' : 'service'}-${isLocal ? 'local-' : ''}endpoints-${proto}`;
+          const keyed = kind === 'nodeport' ? `${proto} dport` : `ip6? daddr \\. ${proto} dport`;
+          const [before, after] = r.split(`goto ${policy}`);
+          const draw = new RegExp(`^dnat ip6? addr \\. port to ${keyed} \\. numgen random mod ${n}${base ? ` offset ${base}` : ''} map @${map}$`);
+          const fl = sharedRules[i];
+          expect(fl.startsWith(before) && fl.endsWith(after), `${to}: ${fl}`).toBe(true);
+          expect(fl.slice(before.length, fl.length - after.length), `${to}: ${fl}`).toMatch(draw);
+          // kube-proxy's policy chain: `meta l4proto P dnat ... map { 0 : A . P , ... }`.
+          const want = /map \{ (.*) \}$/.exec(a.get(policy)![0])![1].split(' , ').map((e) => e.replace(/^\d+ : /, ''));
+          expect(want.map((_, j) => shared.get(`${family} ${map} ${destination} . ${base + j}`))).toEqual(want);
+          if (!seenDraws.has(`${family} ${map} ${destination}`)) sharedSeen += want.length;
+          seenDraws.add(`${family} ${map} ${destination}`);
+          if (isLocal) replaced.add(policy);
+        });
+        localShared.add(to);
+        replaced.add(target);
         return;
       }
       // kube-proxy's path: the external chain (mark, then the policy chain), or the policy chain.
@@ -312,7 +351,9 @@ describe('compile --layout fast-load', () => {
     const isFirewall = (n: string) => n.startsWith('firewall-') && n !== 'firewall-check';
     const own = (n: string) =>
       (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n) && !markedExternals.has(n) && !isFirewall(n) && !passedThrough.has(n) && !inlined.has(n);
-    expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN && !isFirewall(n))).toEqual([...a.keys()].filter(own));
+    expect(localShared.size).toBeGreaterThan(endpoints === 10 ? -1 : 0);
+    expect([...b.keys()].filter((n) => LOCAL_SHARED_CHAIN.test(n)).sort()).toEqual([...localShared].sort());
+    expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && !LOCAL_SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN && !isFirewall(n))).toEqual([...a.keys()].filter(own));
     // Each load-balancer IP's firewall element: kube-proxy's goes to the port's chain, fast-load's to its sources' chain.
     const firewallTargets = (text: string) => new Map([...text.matchAll(/^add element (ip6?) kube-proxy firewall-ips \{ (.+) : goto (\S+) \}$/gm)].map((m) => [`${m[1]} ${m[2]}`, m[3]]));
     const kpFirewalls = firewallTargets(kp);
@@ -404,8 +445,9 @@ describe('compile --layout fast-load', () => {
       }
     }
     expect(counts.affinity).toBeGreaterThan(20);
-    // The Local-policy ports: the cluster and the local chain each draw from an endpoint map.
-    expect(counts.maps).toBeGreaterThan(20);
+    // The Local-policy ports with their own external chain: the cluster and the local chain
+    // each draw from an endpoint map (fewer with 2 endpoints, where most share one).
+    expect(counts.maps).toBeGreaterThan(endpoints === 10 ? 20 : 10);
     expect(counts.firewalls).toBe(20);
     // Every element of an endpoint map belongs to one policy chain's rule (checked above).
     expect(new Set(keysSeen).size).toBe(keysSeen.length);
@@ -543,16 +585,39 @@ ports: [{name: http, port: 8080, protocol: TCP}]
     expect(await shares(oneService('ClusterIP', 2, affinity), 2)).toBe(false);
     // The endpoint on this node, so that the Local policy chains have it.
     expect(await shares(oneService('ClusterIP', 1, ', internalTrafficPolicy: Local', 'node-a'), 1)).toBe(false);
-    // Local external policy keeps its external chain (its short-circuits), which DNATs in
-    // place of both policy chains (local-policy.ts); with few endpoints its ClusterIP is
-    // drawn by dnat-cluster-ips, with more it goes to its cluster chain.
-    for (const [n, drawn] of [[1, true], [2, true], [3, false]] as const) {
+    // Local external policy never takes the Cluster ports' chains; its own external chain
+    // DNATs in place of both policy chains, or is shared by the Local ports of its counts
+    // (local-policy.ts); with few endpoints its ClusterIP is drawn by dnat-cluster-ips.
+    for (const n of [1, 2, 3]) {
       const text = await compile(oneService('NodePort', n, ', externalTrafficPolicy: Local', 'node-a'), 'fast-load', 'text', '1.36');
-      expect(text).toMatch(/^\tchain external-[A-Z0-9]{8}-/m);
       expect(text).not.toMatch(/^\tchain (dnat-nodeport-|local-[A-Z0-9]{8}-)/m);
-      expect(/^\tchain service-[A-Z0-9]{8}-/m.test(text), `${n}`).toBe(!drawn);
-      expect(/^\t\tdnat ip addr \. port to ip daddr \. tcp dport/m.test(text), `${n}`).toBe(drawn);
+      expect(/^\tchain dnat-local-nodeport-tcp-/m.test(text), `${n}`).toBe(n < 3);
+      expect(/^\tchain external-[A-Z0-9]{8}-/m.test(text), `${n}`).toBe(n === 3);
+      expect(/^\tchain service-[A-Z0-9]{8}-/m.test(text), `${n}`).toBe(n === 3);
+      expect(/^\t\tdnat ip addr \. port to ip daddr \. tcp dport/m.test(text), `${n}`).toBe(n < 3);
     }
+  });
+
+  it('Local external policy: the shared external chain while 2(C + L)D <= 4 + 3(R - 1) + C + L', async () => {
+    // C cluster and L local endpoints (the first L on this node), D external destinations
+    // (the NodePort, a load-balancer IP, external IPs), R rules of its own external chain
+    // (pod traffic, local traffic twice, the local endpoints).
+    const form = async (c: number, l: number, externalIPs: number) => {
+      const ips = Array.from({ length: externalIPs }, (_, i) => `192.168.99.${i + 1}`).join(', ');
+      const spec = `, externalTrafficPolicy: Local${externalIPs ? `, externalIPs: [${ips}]` : ''}`;
+      const yaml = oneService('LoadBalancer', c, spec, 'node-b').replace(/nodeName: node-b/g, (all, at: number, whole: string) => (whole.slice(0, at).split('nodeName').length - 1 < l ? 'nodeName: node-a' : all));
+      const text = await compile(yaml, 'fast-load', 'text', '1.36');
+      return /^\tchain dnat-local-external-/m.test(text) ? 'shared' : /^\tchain external-/m.test(text) ? 'own' : 'none';
+    };
+    // D = 2: C = L = 1: 8 <= 15; C = L = 2: 16 <= 17; C = 2, L = 0: 8 <= 12.
+    expect(await form(1, 1, 0)).toBe('shared');
+    expect(await form(2, 2, 0)).toBe('shared');
+    expect(await form(2, 0, 0)).toBe('shared');
+    // D = 4: C = 2, L = 1: 24 > 16; C = 1, L = 0: 8 <= 11.
+    expect(await form(2, 1, 2)).toBe('own');
+    expect(await form(1, 0, 2)).toBe('shared');
+    // Three endpoints: the cluster chain stays for the ClusterIP, and the external chain goes to it.
+    expect(await form(3, 1, 0)).toBe('own');
   });
 });
 

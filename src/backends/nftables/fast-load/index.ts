@@ -14,7 +14,8 @@ import type { MasqueradeSets } from '../dispatch.js';
 import type { FixedPart, ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
 import { emitRuleFirewall, emitSharedRuleFirewall } from './firewall.js';
-import { inlineLocalPolicy } from './local-policy.js';
+import { localMatch } from '../local-detector.js';
+import { emitSharedLocalExternal, inlineLocalPolicy, sharesLocalExternal } from './local-policy.js';
 import { affinityPassThrough, emitMapSelection, emitUniformSelection } from './selection.js';
 import { CLUSTER_IP_DNAT_CHAIN, emitSharedDnat, sharesDnatChains } from './shared-dnat.js';
 
@@ -37,7 +38,12 @@ export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
         firewall: emitSharedRuleFirewall,
         selection: emitMapSelection,
         affinity: TABLE_WIDE_AFFINITY,
-        sharedChains: (b, ctx, plan, owned) => (sharesDnatChains(plan, owned) ? emitSharedDnat(b, ctx, plan, owned) : undefined),
+        sharedChains: (b, ctx, m, plan, owned) =>
+          sharesDnatChains(plan, owned)
+            ? emitSharedDnat(b, ctx, plan, owned)
+            : sharesLocalExternal(plan, owned, localMatch(ctx, m.localDetector, true) !== undefined)
+              ? emitSharedLocalExternal(b, ctx, m, plan, owned)
+              : undefined,
         passThrough: affinityPassThrough,
         masqueradeSets: MASQUERADE_SETS,
         inlinePolicyChains: inlineLocalPolicy,

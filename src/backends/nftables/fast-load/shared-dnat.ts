@@ -109,34 +109,58 @@ export const drawBase = (n: number): number => (n * (n - 1)) / 2;
 
 const draw = (n: number, offset = 0): Expr => ({ t: 'numgen', mod: n, ...(offset ? { offset } : {}) });
 
-const endpointData = (ctx: FamilyContext, proto: L4Proto) => ({ types: [ctx.addrType, 'inet_service' as const], typeof: concat(ctx.daddr, payload(proto, 'dport')) });
-const endpointValue = (ep: Endpoint): KeyPart[] => [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }];
+/**
+ * A table-wide map of endpoints keyed by a destination and a draw: by address (`A . P .
+ * k`, an external address or a ClusterIP and its port) or by NodePort (`N . k`).
+ */
+export interface DrawMap {
+  name: string;
+  by: 'address' | 'nodePort';
+}
 
-/** `dnat ... to ip daddr . P dport . numgen random mod N offset B map @service-endpoints-P`: the draw among N keyed by the destination. */
-const addressDnat = (ctx: FamilyContext, proto: L4Proto, n: number): Stmt => ({
-  t: 'map-dnat',
-  family: ctx.family,
-  key: concat(ctx.daddr, payload(proto, 'dport'), draw(n, drawBase(n))),
-  map: sharedDnatNames(proto, n).addressMap,
-});
+const destinationKey = (ctx: FamilyContext, proto: L4Proto, by: DrawMap['by']): Expr[] => (by === 'address' ? [ctx.daddr, payload(proto, 'dport')] : [payload(proto, 'dport')]);
+
+/** `dnat ... to ip daddr . P dport . numgen random mod N offset B map @M` (or `P dport . numgen ...` by NodePort): a draw among N from B. */
+export function drawDnat(ctx: FamilyContext, proto: L4Proto, map: DrawMap, n: number, base: number): Stmt {
+  return { t: 'map-dnat', family: ctx.family, key: concat(...destinationKey(ctx, proto, map.by), draw(n, base)), map: map.name };
+}
 
 /**
- * The port's endpoints as the address map's elements keyed by `ip` (and the port), at its
- * count's range, the map declared with its first element. Each destination has one owner
- * (claims.ts), so no two ports write one key.
+ * `endpoints` as the map's elements for one destination (`A` and the port, or the
+ * NodePort), from key `base` in their order, the map declared with its first element.
+ * Each destination has one owner (claims.ts), so no two ports write one key.
  */
-function addAddressDraws(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ip: IP): void {
-  const { proto, sp } = plan;
-  const endpoints = plan.endpoints.clusterEndpoints;
-  const base = drawBase(endpoints.length);
-  const map = sharedDnatNames(proto, endpoints.length).addressMap;
-  if (!b.hasSet(map)) {
-    b.set({ name: map, kind: 'map', keyType: [ctx.addrType, 'inet_service', 'integer'], typeof: concat(ctx.daddr, payload(proto, 'dport'), draw(1)), data: endpointData(ctx, proto) });
+export function addDraws(b: TableBuilder, ctx: FamilyContext, proto: L4Proto, map: DrawMap, destination: KeyPart[], endpoints: readonly Endpoint[], base: number): void {
+  if (endpoints.length === 0) return;
+  if (!b.hasSet(map.name)) {
+    const keyType = map.by === 'address' ? [ctx.addrType, 'inet_service' as const, 'integer' as const] : ['inet_service' as const, 'integer' as const];
+    const data = { types: [ctx.addrType, 'inet_service' as const], typeof: concat(ctx.daddr, payload(proto, 'dport')) };
+    b.set({ name: map.name, kind: 'map', keyType, typeof: concat(...destinationKey(ctx, proto, map.by), draw(1)), data });
   }
   endpoints.forEach((ep, i) => {
-    const key: KeyPart[] = [{ t: 'ip', ip }, { t: 'port', n: sp.port }, { t: 'int', n: base + i }];
-    if (!b.element({ set: map, key, data: endpointValue(ep) })) throw new InternalError(`${map} element ${keyString(key)} written twice`);
+    const key: KeyPart[] = [...destination, { t: 'int', n: base + i }];
+    if (!b.element({ set: map.name, key, data: [{ t: 'ip', ip: ep.ip }, { t: 'port', n: ep.port }] })) throw new InternalError(`${map.name} element ${keyString(key)} written twice`);
   });
+}
+
+/** The address map of a protocol's cluster endpoints, and its NodePort map. */
+export const clusterDrawMaps = (proto: L4Proto): { address: DrawMap; nodePort: DrawMap } => {
+  const names = sharedDnatNames(proto, 0);
+  return { address: { name: names.addressMap, by: 'address' }, nodePort: { name: names.nodePortMap, by: 'nodePort' } };
+};
+
+/** The draw among the port's N cluster endpoints by address: in the address map, from N(N-1)/2. */
+export const addressDnat = (ctx: FamilyContext, proto: L4Proto, n: number): Stmt => drawDnat(ctx, proto, clusterDrawMaps(proto).address, n, drawBase(n));
+
+/** The port's cluster endpoints as the address map's elements for `ip`, at its count's range. */
+export function addAddressDraws(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ip: IP): void {
+  const endpoints = plan.endpoints.clusterEndpoints;
+  addDraws(b, ctx, plan.proto, clusterDrawMaps(plan.proto).address, [{ t: 'ip', ip }, { t: 'port', n: plan.sp.port }], endpoints, drawBase(endpoints.length));
+}
+
+/** The port's cluster endpoints as the NodePort map's elements for its NodePort, from 0. */
+export function addNodePortDraws(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, nodePort: number): void {
+  addDraws(b, ctx, plan.proto, clusterDrawMaps(plan.proto).nodePort, [{ t: 'port', n: nodePort }], plan.endpoints.clusterEndpoints, 0);
 }
 
 /**
@@ -162,8 +186,7 @@ export function emitClusterIPDraw(b: TableBuilder, ctx: FamilyContext, plan: Ser
  */
 export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute {
   const { proto } = plan;
-  const endpoints = plan.endpoints.clusterEndpoints;
-  const n = endpoints.length;
+  const n = plan.endpoints.clusterEndpoints.length;
   const names = sharedDnatNames(proto, n);
   if (owned.clusterIP) emitClusterIPDraw(b, ctx, plan, owned.clusterIP);
   for (const ip of [...owned.externalIPs, ...owned.loadBalancerVIPs]) addAddressDraws(b, ctx, plan, ip);
@@ -173,18 +196,12 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
     b.rule({ chain: names.external, stmts: [addressDnat(ctx, proto, n)] });
   }
   if (owned.nodePort !== undefined) {
+    addNodePortDraws(b, ctx, plan, owned.nodePort);
     if (!b.hasChain(names.nodePort)) {
-      const dport = payload(proto, 'dport');
-      if (!b.hasSet(names.nodePortMap)) b.set({ name: names.nodePortMap, kind: 'map', keyType: ['inet_service', 'integer'], typeof: concat(dport, draw(1)), data: endpointData(ctx, proto) });
       b.chain({ name: names.nodePort });
       b.rule({ chain: names.nodePort, stmts: [ctx.markForMasquerade] });
-      b.rule({ chain: names.nodePort, stmts: [{ t: 'map-dnat', family: ctx.family, key: concat(dport, draw(n)), map: names.nodePortMap }] });
+      b.rule({ chain: names.nodePort, stmts: [drawDnat(ctx, proto, clusterDrawMaps(proto).nodePort, n, 0)] });
     }
-    const nodePort = owned.nodePort;
-    endpoints.forEach((ep, i) => {
-      const key: KeyPart[] = [{ t: 'port', n: nodePort }, { t: 'int', n: i }];
-      if (!b.element({ set: names.nodePortMap, key, data: endpointValue(ep) })) throw new InternalError(`${names.nodePortMap} element ${keyString(key)} written twice`);
-    });
   }
   return { external: names.external, nodePort: names.nodePort };
 }
