@@ -62,14 +62,12 @@ export function emitPolicyChains(
     else if (notLocal) b.rule({ chain: plan.internalChain, stmts: [...match, notLocal, ctx.markForMasquerade] });
   }
 
-  if (usesExternalChain) {
-    if (!sp.externalPolicyLocal) {
-      // Cluster policy may send the packet to another node: masquerade.
-      b.rule({ chain: chains.external, stmts: [ctx.markForMasquerade] });
-    } else {
-      emitLocalExternalRules(b, ctx, m, chains.external, toPolicy(chains.clusterPolicy), plan.hasExternalEndpoints ? toPolicy(chains.localPolicy) : undefined);
-    }
-    if (plan.hasExternalEndpoints && !sp.externalPolicyLocal) b.rule({ chain: chains.external, stmts: toPolicy(plan.externalPolicyChain) });
+  if (usesExternalChain && sp.externalPolicyLocal) {
+    emitLocalExternalRules(b, ctx, m, chains.external, toPolicy(chains.clusterPolicy), plan.hasExternalEndpoints ? toPolicy(chains.localPolicy) : undefined);
+  } else if (usesExternalChain) {
+    // Cluster policy may send the packet to another node: masquerade.
+    b.rule({ chain: chains.external, stmts: [ctx.markForMasquerade] });
+    if (plan.hasExternalEndpoints) b.rule({ chain: chains.external, stmts: toPolicy(chains.clusterPolicy) });
   }
 
   if (makesCluster) emit.selection(b, ctx, plan, chains.clusterPolicy, plan.endpoints.clusterEndpoints, emit.affinity);
