@@ -53,7 +53,8 @@ export interface ServicePortEmitters {
   affinity: AffinityForm;
   /**
    * For a Service port that needs no chains of its own, their work done by chains shared
-   * with other ports: where its dispatch elements go (fast-load/shared-dnat.ts). Undefined
+   * with other ports: where its dispatch elements go (fast-load/shared-dnat.ts,
+   * fast-load/local-policy.ts). Undefined
    * (or none given) for a port that keeps its own chains.
    */
   sharedChains?(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute | undefined;

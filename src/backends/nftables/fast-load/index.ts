@@ -1,13 +1,15 @@
 // The fast-load layout: kube-proxy's behaviour in a table the kernel loads far faster
-// (docs/fast-load.md has the measurements and the proofs). In text there are no endpoint
-// chains: a Service port with few endpoints and neither affinity nor Local policy has no
-// chains of its own either (shared-dnat.ts); another without affinity draws its endpoint
-// from a table-wide endpoint map,
-// one with affinity updates one table-wide set and DNATs in its Service chain's own rules,
-// and hairpin is kube-proxy 1.36's set; ports with the same source ranges share a
-// firewall chain. JSON cannot declare those `typeof` sets on nft
-// 1.0.6: it keeps endpoint chains, chosen by rules, and kube-proxy's per-endpoint affinity
-// sets.
+// (docs/fast-load.md has the measurements and the proofs). In text: a Service port with
+// few endpoints and neither affinity nor Local policy has no chains of its own
+// (shared-dnat.ts), nor has a Local-policy one with few endpoints (local-policy.ts);
+// another without affinity draws its endpoint from a table-wide endpoint map, in its
+// policy chain or, with Local policy, in its external chain; one with affinity keeps
+// kube-proxy's endpoint chains, one rule each (the update of one table-wide set, the DNAT),
+// drawn through table-wide verdict maps (selection.ts). The services chain marks
+// Cluster-policy external traffic by two sets instead of an external chain per port;
+// hairpin is kube-proxy 1.36's set; ports with the same source ranges share a firewall
+// chain. JSON cannot declare those `typeof` sets on nft 1.0.6: it keeps endpoint chains,
+// chosen by rules, and kube-proxy's per-endpoint affinity sets.
 import { PER_ENDPOINT_AFFINITY } from '../affinity.js';
 import { emitKubeProxyFixedPart } from '../fixed.js';
 import type { MasqueradeSets } from '../dispatch.js';
