@@ -236,8 +236,13 @@ describe('the fast-load layout: the endpoints its maps hold are read from their 
 
 describe('the fast-load layout: a Local-policy port\'s external chain that DNATs in place of its policy chains, or the shared one, is read', () => {
   const local = dns({ externalPolicyLocal: true, externalIPs: [ip('192.168.99.22')], nodePort: 30053 });
-  // Four external destinations: too many for the shared chains (local-policy.ts).
-  const wide = dns({ externalPolicyLocal: true, externalIPs: [ip('192.168.99.22'), ip('192.168.99.23')], loadBalancerVIPs: [ip('5.6.7.8')], nodePort: 30053 });
+  // Six external destinations: too many for the shared chains (local-policy.ts).
+  const wide = dns({
+    externalPolicyLocal: true,
+    externalIPs: ['192.168.99.22', '192.168.99.23', '192.168.99.24', '192.168.99.25'].map(ip),
+    loadBalancerVIPs: [ip('5.6.7.8')],
+    nodePort: 30053,
+  });
   const pods = { localDetector: { mode: 'cidr' as const, cidr: parseCIDR('10.180.0.0/16')!.cidr } };
   const at = (e: Endpoint[], sp = local) => familyModel(sp, e, pods);
   const here = (a: string): EpSpec => ({ ip: a, local: true });
@@ -254,8 +259,8 @@ describe('the fast-load layout: a Local-policy port\'s external chain that DNATs
     ['no local endpoint, one of two removed', at(eps(A, B)), at(eps(A)), 'shared'],
     // The local endpoint terminating but serving, the only local one: the local draw's endpoint is none of the cluster draw's.
     ['a terminating local endpoint and ready ones elsewhere, one of those removed', at(eps({ ip: A, local: true, ready: false, terminating: true }, B, C)), at(eps({ ip: A, local: true, ready: false, terminating: true }, B)), 'shared'],
-    ['four destinations, two endpoints, one local, the other removed (both policy chains in the external chain)', at(eps(here(A), B), wide), at(eps(here(A)), wide), 0],
-    ['four destinations, three endpoints, one removed (the cluster chain kept)', at(eps(here(A), B, C, '10.180.0.4'), wide), at(eps(here(A), B, C), wide), 1],
+    ['six destinations, two endpoints, one local, the other removed (both policy chains in the external chain)', at(eps(here(A), B), wide), at(eps(here(A)), wide), 0],
+    ['six destinations, three endpoints, one removed (the cluster chain kept)', at(eps(here(A), B, C, '10.180.0.4'), wide), at(eps(here(A), B, C), wide), 1],
   ];
   for (const [name, before, after, formAfter] of cases) {
     it(`${name}: the same commands as from kube-proxy's layout`, () => {

@@ -598,7 +598,7 @@ ports: [{name: http, port: 8080, protocol: TCP}]
     }
   });
 
-  it('Local external policy: the shared external chain while 2(C + L)D <= 4 + 3(R - 1) + C + L', async () => {
+  it('Local external policy: the shared external chain while 3(C + L)D <= 2(4 + 3(R - 1) + C + L)', async () => {
     // C cluster and L local endpoints (the first L on this node), D external destinations
     // (the NodePort, a load-balancer IP, external IPs), R rules of its own external chain
     // (pod traffic, local traffic twice, the local endpoints).
@@ -609,13 +609,15 @@ ports: [{name: http, port: 8080, protocol: TCP}]
       const text = await compile(yaml, 'fast-load', 'text', '1.36');
       return /^\tchain dnat-local-external-/m.test(text) ? 'shared' : /^\tchain external-/m.test(text) ? 'own' : 'none';
     };
-    // D = 2: C = L = 1: 8 <= 15; C = L = 2: 16 <= 17; C = 2, L = 0: 8 <= 12.
+    // D = 2: C = L = 1: 12 <= 30; C = L = 2: 24 <= 34; C = 2, L = 0: 12 <= 24.
     expect(await form(1, 1, 0)).toBe('shared');
     expect(await form(2, 2, 0)).toBe('shared');
     expect(await form(2, 0, 0)).toBe('shared');
-    // D = 4: C = 2, L = 1: 24 > 16; C = 1, L = 0: 8 <= 11.
+    // C = 2, L = 1: D = 3: 27 <= 32; D = 4: 36 > 32. C = 1, L = 1, D = 5: 30 <= 30.
+    expect(await form(2, 1, 1)).toBe('shared');
     expect(await form(2, 1, 2)).toBe('own');
-    expect(await form(1, 0, 2)).toBe('shared');
+    expect(await form(1, 1, 3)).toBe('shared');
+    expect(await form(1, 1, 4)).toBe('own');
     // Three endpoints: the cluster chain stays for the ClusterIP, and the external chain goes to it.
     expect(await form(3, 1, 0)).toBe('own');
   });
