@@ -39,7 +39,7 @@ import type { InlinedPolicy } from '../layout.js';
 import type { L4Proto, ServicePortPlan } from '../plan.js';
 import { emitLocalExternalRules } from '../policy.js';
 import { endpointMapDnat } from './endpoint-map.js';
-import { addAddressDraws, addDraws, addNodePortDraws, addressDnat, clusterDrawMaps, drawDnat, emitClusterIPDraw, type DrawMap } from './shared-dnat.js';
+import { addAddressDraws, addDraws, addNodePortDraws, addressDnat, drawDnat, emitClusterIPDraw, nodePortDnat, type DrawMap } from './shared-dnat.js';
 
 /**
  * Whether the cluster chain's ClusterIP traffic is better found by `dnat-cluster-ips`:
@@ -51,17 +51,15 @@ export function drawsClusterIP(plan: ServicePortPlan): boolean {
   return 2 * plan.endpoints.clusterEndpoints.length <= 4 + 1;
 }
 
-/** Whether the port's external chain can do without the cluster chain: no affinity, Cluster internal policy, its ClusterIP drawn or another's. */
-function inlinesCluster(plan: ServicePortPlan, owned: OwnedDestinations): boolean {
+/** Whether the port's external chain can do its policy chains' work: Local external and Cluster internal policy, no affinity. */
+function inlinesPolicy(plan: ServicePortPlan): boolean {
   const { sp } = plan;
-  return (
-    sp.externalPolicyLocal &&
-    !sp.internalPolicyLocal &&
-    sp.affinityTimeout === undefined &&
-    plan.usesExternalChain &&
-    plan.usesClusterPolicyChain &&
-    (!owned.clusterIP || drawsClusterIP(plan))
-  );
+  return sp.externalPolicyLocal && !sp.internalPolicyLocal && sp.affinityTimeout === undefined && plan.usesExternalChain;
+}
+
+/** Whether its external chain can do without the cluster chain too: its ClusterIP drawn, or another's. */
+function inlinesCluster(plan: ServicePortPlan, owned: OwnedDestinations): boolean {
+  return inlinesPolicy(plan) && plan.usesClusterPolicyChain && (!owned.clusterIP || drawsClusterIP(plan));
 }
 
 /**
@@ -103,7 +101,6 @@ export function emitSharedLocalExternal(b: TableBuilder, ctx: FamilyContext, m: 
   const local = plan.usesLocalPolicyChain ? plan.endpoints.localEndpoints : [];
   const c = plan.endpoints.clusterEndpoints.length;
   const names = sharedLocalNames(proto, c, local.length);
-  const maps = clusterDrawMaps(proto);
   if (owned.clusterIP) emitClusterIPDraw(b, ctx, plan, owned.clusterIP);
   const addresses = [...owned.externalIPs, ...owned.loadBalancerVIPs];
   for (const ip of addresses) {
@@ -120,7 +117,7 @@ export function emitSharedLocalExternal(b: TableBuilder, ctx: FamilyContext, m: 
     if (!b.hasChain(names.nodePort)) {
       b.chain({ name: names.nodePort });
       const toLocal = local.length > 0 ? [drawDnat(ctx, proto, names.nodePortMap, local.length, 0)] : undefined;
-      emitLocalExternalRules(b, ctx, m, names.nodePort, [drawDnat(ctx, proto, maps.nodePort, c, 0)], toLocal);
+      emitLocalExternalRules(b, ctx, m, names.nodePort, [nodePortDnat(ctx, proto, c)], toLocal);
     }
   }
   return { external: names.external, nodePort: names.nodePort };
@@ -128,8 +125,8 @@ export function emitSharedLocalExternal(b: TableBuilder, ctx: FamilyContext, m: 
 
 /** The statements standing for the port's policy chains in its external chain, or undefined where kube-proxy's chains stay. */
 export function inlineLocalPolicy(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, owned: OwnedDestinations): InlinedPolicy | undefined {
-  const { sp, chains, endpoints } = plan;
-  if (!sp.externalPolicyLocal || sp.internalPolicyLocal || sp.affinityTimeout !== undefined || !plan.usesExternalChain) return undefined;
+  const { chains, endpoints } = plan;
+  if (!inlinesPolicy(plan)) return undefined;
   let cluster: Stmt[] | undefined;
   if (inlinesCluster(plan, owned)) {
     if (owned.clusterIP) emitClusterIPDraw(b, ctx, plan, owned.clusterIP);

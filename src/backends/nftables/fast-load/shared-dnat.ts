@@ -91,14 +91,9 @@ export function sharesDnatChains(plan: ServicePortPlan, owned: OwnedDestinations
 /** The chain the services chain jumps to for ClusterIP traffic; made with the table's fixed part. */
 export const CLUSTER_IP_DNAT_CHAIN = 'dnat-cluster-ips';
 
-/** The names of the shared chains of a protocol and endpoint count, and of the protocol's maps. */
+/** The names of the shared chains of a protocol and endpoint count. */
 export function sharedDnatNames(proto: L4Proto, n: number) {
-  return {
-    external: `dnat-external-${proto}-${n}`,
-    nodePort: `dnat-nodeport-${proto}-${n}`,
-    addressMap: `service-endpoints-${proto}`,
-    nodePortMap: `nodeport-endpoints-${proto}`,
-  };
+  return { external: `dnat-external-${proto}-${n}`, nodePort: `dnat-nodeport-${proto}-${n}` };
 }
 
 /** The protocols and counts (`tcp 3`) whose ClusterIP rule a table has, by its builder. */
@@ -144,13 +139,16 @@ export function addDraws(b: TableBuilder, ctx: FamilyContext, proto: L4Proto, ma
 }
 
 /** The address map of a protocol's cluster endpoints, and its NodePort map. */
-export const clusterDrawMaps = (proto: L4Proto): { address: DrawMap; nodePort: DrawMap } => {
-  const names = sharedDnatNames(proto, 0);
-  return { address: { name: names.addressMap, by: 'address' }, nodePort: { name: names.nodePortMap, by: 'nodePort' } };
-};
+const clusterDrawMaps = (proto: L4Proto): { address: DrawMap; nodePort: DrawMap } => ({
+  address: { name: `service-endpoints-${proto}`, by: 'address' },
+  nodePort: { name: `nodeport-endpoints-${proto}`, by: 'nodePort' },
+});
 
 /** The draw among the port's N cluster endpoints by address: in the address map, from N(N-1)/2. */
 export const addressDnat = (ctx: FamilyContext, proto: L4Proto, n: number): Stmt => drawDnat(ctx, proto, clusterDrawMaps(proto).address, n, drawBase(n));
+
+/** The draw among the port's N cluster endpoints by NodePort: in the NodePort map, from 0. */
+export const nodePortDnat = (ctx: FamilyContext, proto: L4Proto, n: number): Stmt => drawDnat(ctx, proto, clusterDrawMaps(proto).nodePort, n, 0);
 
 /** The port's cluster endpoints as the address map's elements for `ip`, at its count's range. */
 export function addAddressDraws(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ip: IP): void {
@@ -200,7 +198,7 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
     if (!b.hasChain(names.nodePort)) {
       b.chain({ name: names.nodePort });
       b.rule({ chain: names.nodePort, stmts: [ctx.markForMasquerade] });
-      b.rule({ chain: names.nodePort, stmts: [drawDnat(ctx, proto, clusterDrawMaps(proto).nodePort, n, 0)] });
+      b.rule({ chain: names.nodePort, stmts: [nodePortDnat(ctx, proto, n)] });
     }
   }
   return { external: names.external, nodePort: names.nodePort };
