@@ -15,6 +15,7 @@ import { formatCIDR, formatIP } from '../../../net/ip.js';
 import type { FamilyContext } from '../context.js';
 import { hashPrefix } from '../names.js';
 import type { ServicePortPlan } from '../plan.js';
+import { perTable } from './per-table.js';
 
 function emitRules(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string): void {
   b.chain({ name: chain });
@@ -33,14 +34,14 @@ export function emitRuleFirewall(b: TableBuilder, ctx: FamilyContext, plan: Serv
 }
 
 /** The sources each shared firewall chain of a table checks, by name: a hash's clash would send a port to another's chain. */
-const sharedFirewalls = new WeakMap<TableBuilder, Map<string, string>>();
+const sharedFirewalls = perTable(() => new Map<string, string>());
 
 /** The firewall chain of the port's allowed sources, made with the first port that allows them (text). */
 export function emitSharedRuleFirewall(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan): string | undefined {
   if (!plan.usesFirewall) return undefined;
   const sources = plan.firewallSources.map((s) => (s.t === 'cidr' ? formatCIDR(s.cidr) : formatIP(s.ip))).join(',');
   const chain = `firewall-sources-${hashPrefix(sources)}`;
-  const made = sharedFirewalls.get(b) ?? sharedFirewalls.set(b, new Map()).get(b)!;
+  const made = sharedFirewalls(b);
   const before = made.get(chain);
   if (before === undefined) {
     made.set(chain, sources);

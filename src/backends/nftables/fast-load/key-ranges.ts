@@ -5,6 +5,7 @@ import { hash } from 'node:crypto';
 import { InternalError } from '../../../diag/diagnostic.js';
 import type { Expr } from '../../../nft/expr.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
+import { perTable } from './per-table.js';
 
 /** How many shards each set of maps has: enough that rules x elements per map stays small at 50k Services. */
 export const MAP_SHARDS = 256;
@@ -63,7 +64,7 @@ class TakenRanges {
 
 // The key ranges taken in each map, in the order the chains were emitted (which is
 // deterministic, so the same snapshot gives the same bases).
-const taken = new WeakMap<TableBuilder, Map<string, TakenRanges>>();
+const taken = perTable(() => new Map<string, TakenRanges>());
 
 /**
  * The first candidate base whose range [B, B+N) meets no range already taken in the map.
@@ -71,8 +72,7 @@ const taken = new WeakMap<TableBuilder, Map<string, TakenRanges>>();
  * the chain's endpoints are, never where a draw goes, and the map holds no state of its own.
  */
 export function claimRange(b: TableBuilder, map: string, chain: string, n: number, bases: (probe: number) => number): number {
-  let maps = taken.get(b);
-  if (!maps) taken.set(b, (maps = new Map()));
+  const maps = taken(b);
   let ranges = maps.get(map);
   if (!ranges) maps.set(map, (ranges = new TakenRanges()));
   for (let probe = 0; probe < MAX_PROBES; probe++) {

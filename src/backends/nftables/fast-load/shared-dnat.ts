@@ -42,6 +42,7 @@ import { keyString, type TableBuilder } from '../../../nft/ruleset.js';
 import type { FamilyContext } from '../context.js';
 import { ownedAddresses, type DispatchRoute, type OwnedDestinations } from '../dispatch.js';
 import type { L4Proto, ServicePortPlan } from '../plan.js';
+import { perTable } from './per-table.js';
 
 /**
  * Whether the port's chains would do nothing but the shared chains' work: no session
@@ -97,7 +98,7 @@ export function sharedDnatNames(proto: L4Proto, n: number) {
 }
 
 /** The protocols and counts (`tcp 3`) whose ClusterIP rule a table has, by its builder. */
-const clusterIPDraws = new WeakMap<TableBuilder, Set<string>>();
+const clusterIPDraws = perTable(() => new Set<string>());
 
 /** The first number a draw among n endpoints gives in the address map: n(n-1)/2, so that each count has its own range. */
 export const drawBase = (n: number): number => (n * (n - 1)) / 2;
@@ -170,7 +171,7 @@ export function emitClusterIPDraw(b: TableBuilder, ctx: FamilyContext, plan: Ser
   const { proto } = plan;
   const n = plan.endpoints.clusterEndpoints.length;
   addAddressDraws(b, ctx, plan, clusterIP);
-  const made = clusterIPDraws.get(b) ?? clusterIPDraws.set(b, new Set()).get(b)!;
+  const made = clusterIPDraws(b);
   if (!made.has(`${proto} ${n}`)) {
     made.add(`${proto} ${n}`);
     b.rule({ chain: CLUSTER_IP_DNAT_CHAIN, stmts: [addressDnat(ctx, proto, n)] });
