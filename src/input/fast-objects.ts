@@ -16,8 +16,11 @@ type Locate = SourceObject['locate'];
 export interface SlowReader {
   /** The locate() of an object at `base` inside a document parsed with positions. */
   locator(doc: Document, lines: LinePos, file: string, base: FieldPath): Locate;
-  /** One YAML document's text read by the full parser: its document and value, or null on any problem. */
-  document(text: string, file: string): { doc: Document.Parsed; value: unknown } | null;
+  /**
+   * One YAML document's text read by the full parser: its document and value, or null on
+   * any problem. `marker`: the `---` line that follows it in its file, read with it.
+   */
+  document(text: string, file: string, marker: string): { doc: Document.Parsed; value: unknown } | null;
   /** What parseFiles does to every value after reading it (null fields are absent ones). */
   dropNulls(value: unknown): void;
 }
@@ -100,8 +103,12 @@ function lazyLocate(f: InputFile, lines: LineIndex, start: number, doc: LazyDocu
 function documentOf(f: InputFile, lines: LineIndex, d: FastDocument, slow: SlowReader) {
   if (d.wholeFile) return null;
   if (d.value === undefined) {
-    // Outside the fast reader's subset: this document alone through the full parser.
-    const read = slow.document(f.text.slice(d.start, d.end), f.name);
+    // Outside the fast reader's subset: this document alone through the full parser, with
+    // the marker line after it, which can change its reading (the yaml package refuses a
+    // blank line indented by a tab before a `---`, not at the end of the text).
+    const lineEnd = f.text.indexOf('\n', d.end);
+    const marker = f.text.slice(d.end, lineEnd === -1 ? f.text.length : lineEnd + 1);
+    const read = slow.document(f.text.slice(d.start, d.end), f.name, marker);
     if (!read) return null;
     const locate = (base: FieldPath) => slow.locator(read.doc, lines.from(d.start), f.name, base);
     return { value: read.value, locate, item: () => null };

@@ -373,13 +373,14 @@ function addDocument(
 }
 
 /** One YAML document's text read as parseFiles reads it; null when it has any problem to report. */
-function slowDocument(text: string, file: string): { doc: Document.Parsed; value: unknown } | null {
+function slowDocument(text: string, file: string, marker: string): { doc: Document.Parsed; value: unknown } | null {
   let failed = false;
   const at: At = () => {
     failed = true;
   };
-  const docs = composeDocuments(text, 'YAML', at);
-  if (failed || !docs || docs.length !== 1) return null;
+  // The marker line makes a second document (read, so that a problem in it is found too).
+  const docs = composeDocuments(text + marker, 'YAML', at);
+  if (failed || !docs || docs.length !== (marker ? 2 : 1)) return null;
   const value = documentValue(docs[0], 'YAML', at);
   return failed || value === undefined ? null : { doc: docs[0], value };
 }
