@@ -8,28 +8,28 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clusterObjects, makeCluster, renderSnapshot } from '../../../scripts/gen-snapshot.mjs';
-import { AFFINITY_SET_SIZE, affinityConstants } from '../../../src/backends/nftables/fast-load/affinity.js';
 import { endpointMapSlot } from '../../../src/backends/nftables/fast-load/endpoint-map.js';
 import { claimRange } from '../../../src/backends/nftables/fast-load/key-ranges.js';
-import { CLUSTER_IP_DNAT_CHAIN, drawBase } from '../../../src/backends/nftables/fast-load/shared-dnat.js';
 import type { Endpoint } from '../../../src/model/types.js';
 import { statementsBuilder } from '../../../src/nft/ruleset.js';
 import { uniformChoice } from '../../../src/backends/nftables/fast-load/selection.js';
+import {
+  clusterIPDraws,
+  compared,
+  expectChainRules,
+  expectDispatch,
+  expectNoAnonymousSets,
+  expectSameChains,
+  expectSameOutsideChains,
+  expectServicesChain,
+  expectSharedChainRules,
+  inlinedPolicies,
+  passedThroughChains,
+  sharedFirewallChains,
+  withAffinity,
+} from '../../helpers/fast-load-vs-kube-proxy.js';
 import { kproxc } from '../../helpers/kproxc.js';
 import { flatElements } from '../../helpers/nested-text.js';
-
-/** Each chain's rule lines, by name, in the order printed. */
-function chains(text: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  let current: string[] | undefined;
-  for (const line of text.split('\n')) {
-    const open = /^\tchain (\S+) \{$/.exec(line);
-    if (open) out.set(open[1], (current = []));
-    else if (line === '\t}') current = undefined;
-    else if (current && line.startsWith('\t\t')) current.push(line.slice(2));
-  }
-  return out;
-}
 
 /**
  * The probability with which a run of fast-load's uniform-choice rules takes each action:
@@ -47,62 +47,6 @@ function choiceOdds(rules: string[]): Map<string, number> {
   }
   expect(reach).toBeCloseTo(0, 12);
   return odds;
-}
-
-/** kube-proxy's per-endpoint affinity sets' timeouts, by name. */
-function affinityTimeouts(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const m of text.matchAll(/^\tset (affinity-\S+) \{ type ip6?_?\w* ; flags dynamic,timeout ; timeout (\d+)s ; \}$/gm)) out.set(m[1], Number(m[2]));
-  return out;
-}
-
-/** The table-wide set's key that stands for kube-proxy's set `set`, for the client address `addr`. */
-function tableWideKey(set: string, addr: string): string {
-  const [a, b] = affinityConstants(set);
-  return `${addr} . numgen random mod 1 offset ${a} . numgen random mod 1 offset ${b}`;
-}
-
-/**
- * The work of one of kube-proxy's endpoint chains as fast-load writes it in the Service
- * chain's rule: the update of the table-wide set (the endpoint's set's timeout on the
- * element), then the DNAT, in the chain's order.
- */
-function endpointWork(rules: string[], timeouts: Map<string, number>): string {
-  return rules
-    .map((rule) => {
-      const update = /^update @(affinity-\S+) \{ (ip6? saddr) \}$/.exec(rule);
-      return update ? `update @affinity { ${tableWideKey(update[1], update[2])} timeout ${timeouts.get(update[1])}s }` : rule;
-    })
-    .join(' ');
-}
-
-/** fast-load's endpoint-map elements: by map and key, the value. */
-function endpointMapElements(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(/^add element ip6? kube-proxy (endpoints?-\S+) \{ (\d+) : (\S+(?: \. \d+)?) \}$/gm)) out.set(`${m[1]} ${m[2]}`, m[3]);
-  return out;
-}
-
-/** The shared DNAT chains' map elements (shared-dnat.ts): by family, map and key, the value. */
-function sharedMapElements(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(/^add element (ip6?) kube-proxy ((?:service|nodeport)-(?:local-)?endpoints-\S+) \{ (.+) : (\S+ \. \d+) \}$/gm)) out.set(`${m[1]} ${m[2]} ${m[3]}`, m[4]);
-  return out;
-}
-
-/** The dispatch elements, `service-ips` and `service-nodeports`: where each key goes. */
-function dispatchElements(text: string): { family: string; set: string; key: string; target: string }[] {
-  return [...text.matchAll(/^add element (ip6?) kube-proxy (service-ips|service-nodeports) \{ (.+) : goto (\S+) \}$/gm)].map((m) => ({ family: m[1], set: m[2], key: m[3], target: m[4] }));
-}
-
-const SHARED_CHAIN = /^dnat-(external-|nodeport-)?(tcp|udp|sctp)-(\d+)$/;
-const LOCAL_SHARED_CHAIN = /^dnat-local-(external|nodeport)-(tcp|udp|sctp)-(\d+)-(\d+)$/;
-
-/** fast-load's draw-map elements: by map and key, the verdict. */
-function drawMapElements(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(/^add element ip6? kube-proxy (affinity-draw-\S+) \{ (\d+) : (goto \S+) \}$/gm)) out.set(`${m[1]} ${m[2]}`, m[3]);
-  return out;
 }
 
 async function compile(yaml: string, layout: string, format = 'text', version = '1.35'): Promise<string> {
@@ -138,329 +82,40 @@ describe('compile --layout fast-load', () => {
   it.each([10, 2])('keeps every chain and rule of kube-proxy 1.36 but the endpoint choice, the affinity state and the source ranges (%i endpoints a Service)', async (endpoints) => {
     const snapshot = yamlOf(endpoints);
     // fast-load's text is kube-proxy 1.36's table (hairpin set, inline mark) with endpoint maps.
-    const kp = await compile(snapshot, 'kube-proxy', 'text', '1.36');
-    const fl = await compile(snapshot, 'fast-load', 'text', '1.36');
-    // Everything outside the chains is the same, but the per-endpoint affinity sets (one
-    // table-wide set) and the endpoint maps with their elements, which are fast-load's own.
-    const outside = (t: string) => t.split('\n').filter((l) => !l.startsWith('\t\t') && !/^\t(chain|\})/.test(l));
-    const timeouts = affinityTimeouts(kp);
-    expect(timeouts.size).toBeGreaterThan(40);
-    const expected = outside(kp).filter((l) => !l.startsWith('\tset affinity-'));
-    const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
-    expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
-    // The dispatch elements are compared below: a shared chain stands for a port's own.
-    const isDispatch = (l: string) => /^add element ip6? kube-proxy (service-ips|service-nodeports|firewall-ips) /.test(l);
-    const fastLoadOwn = /^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw|service-endpoints|nodeport-endpoints|service-local-endpoints|nodeport-local-endpoints)-/;
-    const masqueradeSets = /^(\tset |add element ip6? kube-proxy )masquerade-(service-ips|nodeports) /;
-    expect(outside(fl).filter((l) => !fastLoadOwn.test(l) && !masqueradeSets.test(l) && !isDispatch(l))).toEqual(expected.filter((l) => !isDispatch(l)));
-    const a = chains(kp);
-    const b = chains(fl);
-    // The services chain marks the masquerade sets' destinations before each map, and tries
-    // the ClusterIP draws after the map, before NodePorts.
-    const services = a.get('services')!;
-    const vmapAt = services.indexOf('ip daddr . meta l4proto . th dport vmap @service-ips');
-    const nodePorts = services[vmapAt + 1];
-    expect(services).toHaveLength(vmapAt + 2);
-    expect(b.get('services')).toEqual([
-      ...services.slice(0, vmapAt),
-      'ip daddr . meta l4proto . th dport @masquerade-service-ips mark set mark or 0x00004000',
-      services[vmapAt],
-      `ip daddr @cluster-ips jump ${CLUSTER_IP_DNAT_CHAIN}`,
-      nodePorts.replace(' vmap @service-nodeports', ' @masquerade-nodeports mark set mark or 0x00004000'),
-      nodePorts,
-    ]);
-    const marked = new Set([...fl.matchAll(/^add element (ip6?) kube-proxy (masquerade-(?:service-ips|nodeports)) \{ (.+) \}$/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`));
-    let markedSeen = 0;
-    const localShared = new Set<string>();
-    const seenDraws = new Set<string>();
-    const markedExternals = new Set<string>();
-    // Its rules, one for each protocol and endpoint count: draw i of N finds A . P . B+i.
-    const clusterIPDraws = new Map<string, number>();
-    for (const r of b.get(CLUSTER_IP_DNAT_CHAIN)!) {
-      const m = /^dnat ip6? addr \. port to ip6? daddr \. (\w+) dport \. numgen random mod (\d+)(?: offset (\d+))? map @service-endpoints-\1$/.exec(r);
-      expect(m, r).not.toBeNull();
-      const n = Number(m![2]);
-      expect(Number(m![3] ?? 0)).toBe(drawBase(n));
-      expect(clusterIPDraws.has(`${m![1]} ${n}`)).toBe(false);
-      clusterIPDraws.set(`${m![1]} ${n}`, drawBase(n));
-    }
-    // A Service port without affinity or Local policy has no chains of its own: its
-    // dispatch elements go to the DNAT chains of its protocol and endpoint count, whose maps
-    // hold kube-proxy's endpoints, in its order, for each destination of the port; its
-    // ClusterIP has no dispatch element, and is found by the rules of dnat-cluster-ips.
-    // A policy chain with affinity and one endpoint is a lone `goto` in fast-load: it has
-    // none, and what went to it goes to its endpoint chain (kube-proxy's: the lookup and the
-    // draw among one, both to that chain).
-    const passedThrough = new Map<string, string>();
-    for (const [name, rules] of a) {
-      const lookup = /^ip6? saddr @affinity-\S+ goto (\S+)$/.exec(rules[0] ?? '');
-      if (lookup && rules.length === 2 && rules[1] === `numgen random mod 1 vmap { 0 : goto ${lookup[1]} }`) passedThrough.set(name, lookup[1]);
-    }
+    const c = compared(await compile(snapshot, 'kube-proxy', 'text', '1.36'), await compile(snapshot, 'fast-load', 'text', '1.36'));
+    expectSameOutsideChains(c);
+    expectServicesChain(c);
+    const passedThrough = passedThroughChains(c);
     if (endpoints === 10) expect(passedThrough.size).toBeGreaterThan(0);
-    // A Local-policy port's policy chains that fast-load does in the external chain's own
-    // rules (local-policy.ts): each `goto P` of kube-proxy's external chain is fast-load's
-    // rule with P's DNAT in its place, the same DNAT wherever P is gone to (checked as P's
-    // own rule below).
-    const inlined = new Map<string, string>();
-    for (const [name, rules] of a) {
-      if (!name.startsWith('external-') || !b.has(name)) continue;
-      const flRules = b.get(name)!;
-      expect(flRules.length, name).toBe(rules.length);
-      rules.forEach((r, i) => {
-        const to = /goto ((?:service|local)-\S+)/.exec(r)?.[1];
-        if (!to || b.has(to) || passedThrough.has(to)) return;
-        const [before, after] = r.split(`goto ${to}`);
-        const fl = flRules[i];
-        expect(fl.startsWith(before) && fl.endsWith(after), `${name}: ${fl}`).toBe(true);
-        const dnat = fl.slice(before.length, fl.length - after.length);
-        expect(dnat, `${name}: ${fl}`).toMatch(/^meta l4proto \w+ dnat /);
-        expect(inlined.get(to) ?? dnat).toBe(dnat);
-        inlined.set(to, dnat);
-      });
-    }
-    // With 2 endpoints every Local-policy port's external chain is shared (below).
+    const inlined = inlinedPolicies(c, passedThrough);
+    // With 2 endpoints every Local-policy port's external chain is shared.
     if (endpoints === 10) expect(inlined.size).toBeGreaterThan(10);
-    const throughGotos = (r: string) =>
-      r.replace(/goto (\S+)/g, (all, c: string) => (passedThrough.has(c) ? `goto ${passedThrough.get(c)}` : (inlined.get(c) ?? all)));
-    const kpDispatch = dispatchElements(kp);
-    const flDispatch = new Map(dispatchElements(fl).map((d) => [`${d.family} ${d.set} ${d.key}`, d.target]));
-    const shared = sharedMapElements(fl);
-    const replaced = new Set<string>();
-    let sharedSeen = 0;
-    let clusterIPsDrawn = 0;
-    kpDispatch.forEach(({ family, set, key, target }) => {
-      const id = `${family} ${set} ${key}`;
-      const to = flDispatch.get(id) ?? CLUSTER_IP_DNAT_CHAIN;
-      flDispatch.delete(id);
-      if (to === target || to === passedThrough.get(target)) return;
-      // kube-proxy's external chain that marks and goes to the policy chain: fast-load goes
-      // to the policy chain (or its endpoint chain), the services chain having marked the
-      // destination, a member of the masquerade set of its kind.
-      const external = a.get(target)!;
-      const policyOf = /^goto (service-\S+)$/.exec(external[1] ?? '')?.[1];
-      if (external.length === 2 && external[0] === 'mark set mark or 0x00004000' && policyOf && (to === policyOf || to === passedThrough.get(policyOf))) {
-        const member = `${family} masquerade-${set === 'service-ips' ? 'service-ips' : 'nodeports'} ${key}`;
-        expect(marked.has(member), member).toBe(true);
-        markedSeen++;
-        markedExternals.add(target);
-        return;
-      }
-      // A Local-policy port's external chain shared by the ports of its counts: kube-proxy's
-      // rules, each `goto` a policy chain replaced by the draw among that chain's endpoints
-      // keyed by the destination; the maps hold them for this destination, in its order.
-      const local = LOCAL_SHARED_CHAIN.exec(to);
-      if (local) {
-        const [, kind, proto, c, l] = local;
-        expect(kind === 'nodeport').toBe(set === 'service-nodeports');
-        const parts = key.split(' . ');
-        const destination = set === 'service-nodeports' ? parts[1] : `${parts[0]} . ${parts[2]}`;
-        const sharedRules = b.get(to)!;
-        expect(sharedRules.length, to).toBe(external.length);
-        external.forEach((r, i) => {
-          const policy = /goto ((?:service|local)-\S+)/.exec(r)?.[1];
-          if (!policy) return expect(sharedRules[i]).toBe(r);
-          const isLocal = policy.startsWith('local-');
-          const n = Number(isLocal ? l : c);
-          const base = isLocal || kind === 'nodeport' ? 0 : drawBase(n);
-          const map = `${kind === 'nodeport' ? 'nodeport' : 'service'}-${isLocal ? 'local-' : ''}endpoints-${proto}`;
-          const keyed = kind === 'nodeport' ? `${proto} dport` : `ip6? daddr \\. ${proto} dport`;
-          const [before, after] = r.split(`goto ${policy}`);
-          const draw = new RegExp(`^dnat ip6? addr \\. port to ${keyed} \\. numgen random mod ${n}${base ? ` offset ${base}` : ''} map @${map}$`);
-          const fl = sharedRules[i];
-          expect(fl.startsWith(before) && fl.endsWith(after), `${to}: ${fl}`).toBe(true);
-          expect(fl.slice(before.length, fl.length - after.length), `${to}: ${fl}`).toMatch(draw);
-          // kube-proxy's policy chain: `meta l4proto P dnat ... map { 0 : A . P , ... }`.
-          const want = /map \{ (.*) \}$/.exec(a.get(policy)![0])![1].split(' , ').map((e) => e.replace(/^\d+ : /, ''));
-          expect(want.map((_, j) => shared.get(`${family} ${map} ${destination} . ${base + j}`))).toEqual(want);
-          if (!seenDraws.has(`${family} ${map} ${destination}`)) sharedSeen += want.length;
-          seenDraws.add(`${family} ${map} ${destination}`);
-          if (isLocal) replaced.add(policy);
-        });
-        localShared.add(to);
-        replaced.add(target);
-        return;
-      }
-      // kube-proxy's path: the external chain (mark, then the policy chain), or the policy chain.
-      let policy = target;
-      let kind = '';
-      if (to === CLUSTER_IP_DNAT_CHAIN) {
-        expect(set, key).toBe('service-ips');
-        expect(target, key).toMatch(/^service-/);
-        clusterIPsDrawn++;
-      } else {
-        const m = SHARED_CHAIN.exec(to);
-        expect(m, `${key}: ${to}`).not.toBeNull();
-        kind = m![1] ?? '';
-        expect(kind === 'nodeport-').toBe(set === 'service-nodeports');
-      }
-      if (kind) {
-        const external = a.get(target)!;
-        expect(external).toEqual(['mark set mark or 0x00004000', expect.stringMatching(/^goto service-/)]);
-        policy = external[1].slice('goto '.length);
-        replaced.add(target);
-      }
-      replaced.add(policy);
-      const rules = a.get(policy)!;
-      expect(rules).toHaveLength(1);
-      const dnat = /^meta l4proto (\w+) dnat (ip6? )?addr \. port to numgen random mod (\d+) map \{ (.*) \}$/.exec(rules[0]);
-      expect(dnat, rules[0]).not.toBeNull();
-      const want = dnat![4].split(' , ').map((e) => e.replace(/^\d+ : /, ''));
-      const proto = dnat![1];
-      if (to !== CLUSTER_IP_DNAT_CHAIN) expect([proto, String(want.length)]).toEqual([SHARED_CHAIN.exec(to)![2], SHARED_CHAIN.exec(to)![3]]);
-      // `A . PROTO . P` is found as `A . P . B+i`; the NodePort's `PROTO . N` as `N . i`.
-      const parts = key.split(' . ');
-      const [map, destination, base] =
-        set === 'service-nodeports'
-          ? [`nodeport-endpoints-${proto}`, parts[1], 0]
-          : [`service-endpoints-${proto}`, `${parts[0]} . ${parts[2]}`, clusterIPDraws.get(`${proto} ${want.length}`)];
-      if (set === 'service-ips') expect(base, `${key}: no rule draws among ${want.length}`).toBe(drawBase(want.length));
-      // Draw i of N (each 1/N) finds kube-proxy's endpoint i.
-      expect(want.map((_, j) => shared.get(`${family} ${map} ${destination} . ${base! + j}`))).toEqual(want);
-      sharedSeen += want.length;
-    });
-    // fast-load has no dispatch element kube-proxy's table lacks, and marks no other destination.
-    expect([...flDispatch.keys()]).toEqual([]);
-    expect(markedSeen).toBe(marked.size);
-    expect(markedSeen).toBeGreaterThan(endpoints === 10 ? 40 : 10);
-    if (endpoints === 10) expect([replaced.size, clusterIPsDrawn]).toEqual([0, 0]);
+    const draws = clusterIPDraws(c);
+    const dispatch = expectDispatch(c, passedThrough, draws);
+    expect(dispatch.markedSeen).toBeGreaterThan(endpoints === 10 ? 40 : 10);
+    const sharedChains = expectSharedChainRules(c);
+    if (endpoints === 10) expect([dispatch.replaced.size, dispatch.clusterIPsDrawn]).toEqual([0, 0]);
     else {
-      expect(replaced.size).toBeGreaterThan(100);
-      expect(clusterIPsDrawn).toBeGreaterThan(50);
-    }
-    // Every element of the shared maps is one destination's draw (checked above).
-    expect(sharedSeen).toBe(shared.size);
-    const sharedChains = [...b.keys()].filter((n) => SHARED_CHAIN.test(n));
-    if (endpoints !== 10) {
+      expect(dispatch.replaced.size).toBeGreaterThan(100);
+      expect(dispatch.clusterIPsDrawn).toBeGreaterThan(50);
       expect(sharedChains.length).toBeGreaterThan(0);
-      expect(clusterIPDraws.size).toBeGreaterThan(0);
-    }
-    for (const name of sharedChains) {
-      const [, kind, proto, n] = SHARED_CHAIN.exec(name)!;
-      const mark = 'mark set mark or 0x00004000';
-      const offset = drawBase(Number(n)) ? ` offset ${drawBase(Number(n))}` : '';
-      expect(kind).toMatch(/^(external|nodeport)-$/);
-      if (kind === 'external-') expect(b.get(name)).toEqual([mark, `dnat ip addr . port to ip daddr . ${proto} dport . numgen random mod ${n}${offset} map @service-endpoints-${proto}`]);
-      else expect(b.get(name)).toEqual([mark, `dnat ip addr . port to ${proto} dport . numgen random mod ${n} map @nodeport-endpoints-${proto}`]);
+      expect(draws.size).toBeGreaterThan(0);
+      // With 10 endpoints no Local-policy port shares; with 2 they do.
+      expect(dispatch.localShared.size).toBeGreaterThan(0);
     }
     // Endpoint chains only for the Services with affinity, in kube-proxy's order.
-    const withAffinity = (n: string) => a.get(n)!.some((r) => r.startsWith('update @affinity-'));
-    const endpointChains = [...a.keys()].filter((n) => n.startsWith('endpoint-'));
+    const endpointChains = [...c.a.keys()].filter((n) => n.startsWith('endpoint-'));
     expect(endpointChains.length).toBeGreaterThan(40);
-    expect(endpointChains.filter(withAffinity).length).toBeGreaterThan(40);
-    // Firewall chains are compared below: one per list of allowed sources stands for the ports'.
-    const isFirewall = (n: string) => n.startsWith('firewall-') && n !== 'firewall-check';
-    const own = (n: string) =>
-      (!n.startsWith('endpoint-') || withAffinity(n)) && !replaced.has(n) && !markedExternals.has(n) && !isFirewall(n) && !passedThrough.has(n) && !inlined.has(n);
-    // With 10 endpoints no Local-policy port shares; with 2 they do.
-    if (endpoints !== 10) expect(localShared.size).toBeGreaterThan(0);
-    expect([...b.keys()].filter((n) => LOCAL_SHARED_CHAIN.test(n)).sort()).toEqual([...localShared].sort());
-    expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && !LOCAL_SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN && !isFirewall(n))).toEqual([...a.keys()].filter(own));
-    // Each load-balancer IP's firewall element: kube-proxy's goes to the port's chain, fast-load's to its sources' chain.
-    const firewallTargets = (text: string) => new Map([...text.matchAll(/^add element (ip6?) kube-proxy firewall-ips \{ (.+) : goto (\S+) \}$/gm)].map((m) => [`${m[1]} ${m[2]}`, m[3]]));
-    const kpFirewalls = firewallTargets(kp);
-    const flFirewalls = firewallTargets(fl);
-    expect([...flFirewalls.keys()]).toEqual([...kpFirewalls.keys()]);
-    const sharedFirewall = new Map<string, string>();
-    for (const [key, target] of kpFirewalls) {
-      const to = flFirewalls.get(key)!;
-      expect(to).toMatch(/^firewall-sources-[A-Z2-7]{8}$/);
-      expect(sharedFirewall.get(target) ?? to, `${target} goes to two chains`).toBe(to);
-      sharedFirewall.set(target, to);
-    }
-    // Exactly one chain for each list of sources: as many as kube-proxy's chains have contents.
-    const flFirewallChains = [...b.keys()].filter(isFirewall);
-    expect(new Set(sharedFirewall.values()).size).toBe(flFirewallChains.length);
-    expect(flFirewallChains.length).toBe(new Set([...sharedFirewall.keys()].map((n) => a.get(n)!.join('\n'))).size);
-    expect(flFirewallChains.length).toBeLessThan(sharedFirewall.size);
-    const elements = endpointMapElements(fl);
-    const draws = drawMapElements(fl);
-    const counts = { affinity: 0, maps: 0, firewalls: 0 };
-    const bases = new Set<string>();
-    const keysSeen: string[] = [];
-    let drawCount = 0;
-    for (const [name, kpRules] of a) {
-      // An inlined cluster chain whose ClusterIP is drawn was checked as shared above, and its DNAT here.
-      if ((replaced.has(name) && !inlined.has(name)) || markedExternals.has(name) || name === 'services' || passedThrough.has(name)) continue;
-      if (name.startsWith('endpoint-')) {
-        // An endpoint chain of a Service with affinity is its work in one rule: the update
-        // of the table-wide set (the endpoint's set's timeout on the element), then the DNAT.
-        if (withAffinity(name)) expect(b.get(name)).toEqual([endpointWork(kpRules, timeouts)]);
-        continue;
-      }
-      const flRules = inlined.has(name) ? [inlined.get(name)!] : b.get(name)!;
-      const last = kpRules[kpRules.length - 1] ?? '';
-      const vmap = /^numgen random mod (\d+) vmap \{ (.*) \}$/.exec(last);
-      const dnatMap = /^meta l4proto (\w+) dnat (ip6? )?addr \. port to numgen random mod (\d+) map \{ (.*) \}$/.exec(last);
-      if (vmap) {
-        counts.affinity++;
-        // The lookups, in kube-proxy's order: the table-wide twin of each endpoint's set, then
-        // to the same endpoint chain.
-        const lookups = kpRules.slice(0, -1).map((r) => {
-          const m = /^(ip6? saddr) @(affinity-\S+) goto (\S+)$/.exec(r)!;
-          return `${tableWideKey(m[2], m[1])} @affinity goto ${m[3]}`;
-        });
-        expect(lookups.length).toBe(Number(vmap[1]));
-        // With one endpoint the lookup goes where the draw does: fast-load has the draw alone.
-        const flLookups = lookups.length === 1 ? [] : lookups;
-        expect(flRules.slice(0, flLookups.length)).toEqual(flLookups);
-        // Then the draw: draw i of N (each 1/N) finds kube-proxy's element i, its chain.
-        const targets = vmap[2].split(' , ').map((e) => e.replace(/^\d+ : goto /, ''));
-        const drawRule = flRules.slice(flLookups.length);
-        expect(drawRule).toHaveLength(1);
-        if (targets.length === 1) expect(drawRule).toEqual([`goto ${targets[0]}`]);
-        else {
-          const m = /^numgen random mod (\d+) offset (\d+) vmap @(affinity-draw-[0-9a-f]{2})$/.exec(drawRule[0]);
-          expect(m, drawRule[0]).not.toBeNull();
-          expect(Number(m![1])).toBe(targets.length);
-          expect(targets.map((_, i) => draws.get(`${m![3]} ${Number(m![2]) + i}`))).toEqual(targets.map((t) => `goto ${t}`));
-          drawCount += targets.length;
-        }
-      } else if (dnatMap) {
-        counts.maps++;
-        const [, proto, family, n, entries] = dnatMap;
-        // kube-proxy's elements, `A . P`: draw i (of N, each 1/N) finds element i.
-        const want = entries.split(' , ').map((e) => e.replace(/^\d+ : /, ''));
-        const ports = new Set(want.map((e) => e.split(' . ')[1]));
-        // Endpoints on one port: a map of addresses, the port in the rule; else addresses and ports.
-        const onePort = ports.size === 1 ? [...ports][0] : undefined;
-        const slot = endpointMapSlot(name, want.map((e) => ({ port: Number(e.split(' . ')[1]) }) as Endpoint), proto as 'tcp');
-        expect(slot.map).toMatch(onePort !== undefined ? /^endpoint-ips-[0-9a-f]{2}$/ : new RegExp(`^endpoints-${proto}-[0-9a-f]{2}$`));
-        const head = onePort !== undefined ? `dnat to` : `dnat ${family ?? ''}addr \\. port to`;
-        const tail = onePort !== undefined ? `:${onePort}` : '';
-        const rule = new RegExp(`^meta l4proto ${proto} ${head} numgen random mod ${n} offset (\\d+) map @${slot.map}${tail}$`).exec(flRules.join('\n'));
-        expect(rule, flRules.join('\n')).not.toBeNull();
-        const base = Number(rule![1]);
-        bases.add(base === slot.bases(0) ? 'first' : 'probed');
-        // The entry set: draw i finds kube-proxy's element i at B + i (its address alone on one port).
-        const inMap = onePort !== undefined ? want.map((e) => e.split(' . ')[0]) : want;
-        expect(want.map((_, i) => elements.get(`${slot.map} ${base + i}`))).toEqual(inMap);
-        want.forEach((_, i) => keysSeen.push(`${slot.map} ${base + i}`));
-      } else if (isFirewall(name)) {
-        counts.firewalls++;
-        const m = /^ip saddr != (?:\{ (.*) \}|(\S+)) drop$/.exec(kpRules[0]);
-        expect(kpRules).toHaveLength(1);
-        const ranges = m![1] ? m![1].split(' , ') : [m![2]];
-        expect(b.get(sharedFirewall.get(name)!)).toEqual([...ranges.map((r) => `ip saddr ${r} return`), 'drop']);
-      } else {
-        expect(flRules).toEqual(kpRules.map(throughGotos));
-      }
-    }
+    expect(endpointChains.filter((n) => withAffinity(c, n)).length).toBeGreaterThan(40);
+    const otherForms = { ...dispatch, passedThrough, inlined };
+    expectSameChains(c, otherForms);
+    const counts = expectChainRules(c, otherForms, sharedFirewallChains(c));
     expect(counts.affinity).toBeGreaterThan(20);
     // The Local-policy ports with their own external chain: the cluster and the local chain
     // each draw from an endpoint map (fewer with 2 endpoints, where most share one).
     expect(counts.maps).toBeGreaterThan(endpoints === 10 ? 20 : 10);
     expect(counts.firewalls).toBe(20);
-    // Every element of an endpoint map belongs to one policy chain's rule (checked above).
-    expect(new Set(keysSeen).size).toBe(keysSeen.length);
-    // Every element of a draw map belongs to one Service chain's draw (checked above).
-    expect(drawCount).toBe(draws.size);
-    expect(drawCount).toBeGreaterThan(40);
-    expect(keysSeen.length).toBe(elements.size);
-    expect(bases).toContain('first');
-    // No anonymous set is left in a Service's chains.
-    for (const [name, rules] of b) {
-      if (name !== 'cluster-ips-check') for (const r of rules) expect(r.replace(/update @affinity \{ [^}]* \}/g, '')).not.toContain('{ ');
-    }
+    expectNoAnonymousSets(c);
   });
 
   it('keeps kube-proxy\'s per-endpoint affinity sets in JSON, which cannot declare the table-wide one', async () => {
