@@ -2,7 +2,8 @@
 // kube-proxy release and in fast-load's, or moving between them from step to step. Load
 // the first compile, then for every step diff, apply, and check that the live state lists
 // exactly as a fresh load of that step's compile and that a second diff is empty. A foreign table and an affinity
-// member added by hand survive every step.
+// member added by hand survive every step. A third of the histories are the IPv6 twins of
+// theirs (test/helpers/ipv6-twin.ts): the ip6 table's forms, listed and diffed.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -11,6 +12,7 @@ import { applyChange, cloneCluster, historyArb, initialCluster, PINNED, PINNED_M
 import { applyAndCheck, compileText, diffAgainst, notOurs, tempDir } from '../helpers/diff-nft.js';
 import { createNetns, type Netns } from '../helpers/netns.js';
 import { fcParams } from '../helpers/fc-runs.js';
+import { ipv6Twin } from '../helpers/ipv6-twin.js';
 import { kproxc } from '../helpers/kproxc.js';
 import { KUBE_PROXY_VERSIONS, type KubeProxyVersion } from '../../src/model/kube-proxy-version.js';
 
@@ -22,18 +24,36 @@ const formsArb = fc.oneof(
   fc.array(formArb, { minLength: 2, maxLength: 4 }),
 );
 
+/** A history's snapshots and the names its tables give them: IPv4, or their IPv6 twins. */
+interface Family {
+  table: 'ip' | 'ip6';
+  snapshot: (c: ReturnType<typeof initialCluster>) => string;
+  /** An address as kube-proxy writes it in a chain or set name (an IPv6 address's colons as dots). */
+  inName: (ip: string) => string;
+  member: string;
+}
+
+const IPV4: Family = { table: 'ip', snapshot, inName: (ip) => ip, member: PINNED_MEMBER };
+const IPV6: Family = {
+  table: 'ip6',
+  snapshot: (c) => ipv6Twin(snapshot(c)),
+  inName: (ip) => ipv6Twin(ip).replaceAll(':', '.'),
+  member: ipv6Twin(PINNED_MEMBER),
+};
+
 /**
  * Where the pinned Service's first endpoint keeps its clients, from the compiled text, and
  * the member that stands for PINNED_MEMBER there: kube-proxy's set of that endpoint, or
  * fast-load's table-wide set, whose key is the client and the endpoint's two constants
  * (as the endpoint's rule updates it).
  */
-function pinnedAffinity(compiled: string): { set: string; member: string } {
-  const kp = /\tset (affinity-\S+ns0\/svc0\/tcp\/http__10\.128\.0\.1\/8080)/.exec(compiled);
-  if (kp) return { set: kp[1], member: PINNED_MEMBER };
-  const fl = /\tchain endpoint-\S+ns0\/svc0\/tcp\/http__10\.128\.0\.1\/8080 \{\n\t\tupdate @affinity \{ ip saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1 offset (\d+) /.exec(compiled);
+function pinnedAffinity(compiled: string, f: Family): { set: string; member: string } {
+  const endpoint = `ns0/svc0/tcp/http__${f.inName('10.128.0.1')}/8080`.replaceAll('.', '\\.');
+  const kp = new RegExp(`\\tset (affinity-\\S+${endpoint})`).exec(compiled);
+  if (kp) return { set: kp[1], member: f.member };
+  const fl = new RegExp(`\\tchain endpoint-\\S+${endpoint} \\{\\n\\t\\tupdate @affinity \\{ ${f.table} saddr \\. numgen random mod 1 offset (\\d+) \\. numgen random mod 1 offset (\\d+) `).exec(compiled);
   if (!fl) throw new Error('pinned affinity set missing');
-  return { set: 'affinity', member: `${PINNED_MEMBER} . ${fl[1]} . ${fl[2]}` };
+  return { set: 'affinity', member: `${f.member} . ${fl[1]} . ${fl[2]}` };
 }
 
 const argsOf = (t: TableForm) => (t === 'fast-load' ? ['--layout', 'fast-load'] : ['--kube-proxy-version', t]);
@@ -42,32 +62,32 @@ const argsOf = (t: TableForm) => (t === 'fast-load' ? ['--layout', 'fast-load'] 
  * One history: the first snapshot loaded in the first form, each step diffed into the next
  * form (the forms taken in turn, so a history may move between releases and layouts).
  */
-async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services: number; steps: Change[][]; twoPhase: boolean }, forms: TableForm[]): Promise<void> {
+async function runHistory(live: Netns, fresh: Netns, dir: string, h: { services: number; steps: Change[][]; twoPhase: boolean }, forms: TableForm[], f: Family): Promise<void> {
   live.nft(['flush', 'ruleset']);
   const cluster = initialCluster(h.services);
   const file = path.join(dir, 'snapshot.yaml');
-  fs.writeFileSync(file, snapshot(cluster));
+  fs.writeFileSync(file, f.snapshot(cluster));
   const first = await compileText(file, argsOf(forms[0]));
   // A client's affinity survives a diff within kube-proxy's releases or within fast-load,
   // not between them (its state lives in other sets).
   const oneFamily = forms.every((f) => (f === 'fast-load') === (forms[0] === 'fast-load'));
   live.nft(['-f', '-'], 'add table inet foreign\nadd chain inet foreign c\nadd rule inet foreign c tcp dport 22 accept\n');
   live.nft(['-f', '-'], first);
-  const pinned = pinnedAffinity(first);
-  live.nft(['add', 'element', 'ip', 'kube-proxy', pinned.set, `{ ${pinned.member} }`]);
+  const pinned = pinnedAffinity(first, f);
+  live.nft(['add', 'element', f.table, 'kube-proxy', pinned.set, `{ ${pinned.member} }`]);
   const foreign = notOurs(live.nft(['-j', 'list', 'ruleset']));
 
   let current = cloneCluster(cluster);
   for (const [i, changes] of h.steps.entries()) {
     const args = argsOf(forms[(i + 1) % forms.length]);
     for (const ch of changes) applyChange(current, ch);
-    fs.writeFileSync(file, snapshot(current));
+    fs.writeFileSync(file, f.snapshot(current));
     const d = await diffAgainst(live, dir, file, { twoPhase: h.twoPhase, args });
     await applyAndCheck(live, fresh, dir, file, d, args).catch((e) => {
       throw new Error(`step ${i} (${JSON.stringify(changes)}, ${args.join(' ')}):\n${d.now}\n--- later:\n${d.later}\n${(e as Error).message}`);
     });
     expect(notOurs(live.nft(['-j', 'list', 'ruleset'])), 'the foreign table is untouched').toEqual(foreign);
-    if (oneFamily) expect(live.nft(['list', 'set', 'ip', 'kube-proxy', pinned.set]), 'the hand-added affinity member survives').toContain(PINNED_MEMBER);
+    if (oneFamily) expect(live.nft(['list', 'set', f.table, 'kube-proxy', pinned.set]), 'the hand-added affinity member survives').toContain(f.member);
   }
   expect(current.services[PINNED].affinity).toBe(600);
 }
@@ -77,13 +97,18 @@ describe('diff converges on real nft over random cluster histories', () => {
     const live = createNetns('diff');
     const fresh = createNetns('diff');
     const dir = tempDir('prop');
+    let ipv6 = 0;
     try {
       await fc.assert(
         // Each history in the table of a random kube-proxy release or in fast-load's, or
         // moving between them from step to step.
-        fc.asyncProperty(historyArb, formsArb, (h, forms) => runHistory(live, fresh, dir, h, forms)),
+        fc.asyncProperty(historyArb, formsArb, fc.constantFrom(IPV4, IPV4, IPV6), async (h, forms, f) => {
+          await runHistory(live, fresh, dir, h, forms, f);
+          if (f === IPV6) ipv6++;
+        }),
         { ...fcParams(24), endOnFailure: true },
       );
+      expect(ipv6).toBeGreaterThan(0);
     } finally {
       live.destroy();
       fresh.destroy();

@@ -3,7 +3,8 @@
 // affinity written). Clusters come from both random generators of the tests: a small
 // cluster put through random changes (types, traffic policies, affinity, source ranges,
 // UDP ports, endpoints moved or put on other port numbers), and the cross-checks' clusters
-// (terminating and not-serving endpoints, internal policy, external IPs). Packets are drawn from those
+// (terminating and not-serving endpoints, internal policy, external IPs); and the IPv6 twin of
+// each (test/helpers/ipv6-twin.ts), for the ip6 table's forms. Packets are drawn from those
 // worth sending at the cluster (test/helpers/layout-trace.ts), some from a client that
 // already has affinity to an endpoint, with a random source or protocol now and then.
 import fc from 'fast-check';
@@ -14,13 +15,14 @@ import { parseIP } from '../../src/net/ip.js';
 import { hostPort, type L4Protocol, type TracePacket } from '../../src/trace/packet.js';
 import { applyChange, changeArb, initialCluster, snapshot } from '../helpers/cluster-changes.js';
 import { fcParams } from '../helpers/fc-runs.js';
+import { ipv6Twin } from '../helpers/ipv6-twin.js';
 import { affinityPackets, compareLayouts, derivedPackets, endpointsOf, layoutPair } from '../helpers/layout-trace.js';
 import { randomCluster } from '../helpers/random-cluster.js';
 
 const KINDS = TABLE_KINDS.map((k) => k.name);
 const FIRST = KINDS[0];
 
-const clusterArb = fc.oneof(
+const ipv4ClusterArb = fc.oneof(
   fc.record({ services: fc.integer({ min: 1, max: 5 }), changes: fc.array(changeArb, { maxLength: 8 }) }).map(({ services, changes }) => {
     const c = initialCluster(services);
     for (const ch of changes) applyChange(c, ch);
@@ -29,9 +31,11 @@ const clusterArb = fc.oneof(
   fc.record({ seed: fc.integer({ min: 1, max: 0x7fffffff }), services: fc.integer({ min: 1, max: 5 }) }).map(({ seed, services }) => randomCluster(seed, services).yaml),
 );
 
+const clusterArb = fc.oneof({ arbitrary: ipv4ClusterArb, weight: 2 }, { arbitrary: ipv4ClusterArb.map(ipv6Twin), weight: 1 });
+
 const packetArb = fc.record({
   pick: fc.nat(),
-  src: fc.option(fc.ipV4(), { freq: 4 }),
+  src: fc.option(fc.oneof(fc.ipV4(), fc.ipV4().map(ipv6Twin)), { freq: 4 }),
   protocol: fc.option(fc.constantFrom<L4Protocol>('tcp', 'udp', 'sctp'), { freq: 4 }),
 });
 
@@ -40,6 +44,7 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
     let traced = 0;
     let sticky = 0;
     let shifted = 0;
+    let ipv6 = 0;
     fc.assert(
       fc.property(clusterArb, fc.array(packetArb, { minLength: 1, maxLength: 12 }), (yaml, specs) => {
         const pair = layoutPair('random.yaml', yaml, {});
@@ -57,6 +62,8 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
           const out = compareLayouts(pair, p);
           for (const layout of KINDS) expect(out[layout], layout).toEqual(out[FIRST]);
           traced++;
+          // IPv6 packets that reached an endpoint: through the ip6 table's endpoint forms.
+          if (p.src.family === 6 && endpointsOf(out[FIRST]).some((e) => e !== null)) ipv6++;
           if (!p.affinity) continue;
           // A client with affinity to E, whose first connection could reach E, reaches E only.
           const e = hostPort(p.affinity.ip, p.affinity.port);
@@ -71,5 +78,6 @@ describe('kube-proxy and fast-load layouts trace alike', () => {
     expect(traced).toBeGreaterThan(0);
     expect(sticky).toBeGreaterThan(0);
     expect(shifted).toBeGreaterThan(0);
+    expect(ipv6).toBeGreaterThan(0);
   });
 });
