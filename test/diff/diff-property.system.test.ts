@@ -2,8 +2,9 @@
 // kube-proxy release and in fast-load's, or moving between them from step to step. Load
 // the first compile, then for every step diff, apply, and check that the live state lists
 // exactly as a fresh load of that step's compile and that a second diff is empty. A foreign table and an affinity
-// member added by hand survive every step. A third of the histories are the IPv6 twins of
-// theirs (test/helpers/ipv6-twin.ts): the ip6 table's forms, listed and diffed.
+// member added by hand survive every step. A quarter of the histories are the IPv6 twins of
+// theirs, a quarter their twins with SCTP ports (test/helpers/cluster-twins.ts): the ip6
+// table's forms and SCTP's, listed and diffed.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -12,7 +13,7 @@ import { applyChange, cloneCluster, historyArb, initialCluster, PINNED, PINNED_M
 import { applyAndCheck, compileText, diffAgainst, notOurs, tempDir } from '../helpers/diff-nft.js';
 import { createNetns, type Netns } from '../helpers/netns.js';
 import { fcParams } from '../helpers/fc-runs.js';
-import { ipv6Twin } from '../helpers/ipv6-twin.js';
+import { ipv6Twin, sctpTwin } from '../helpers/cluster-twins.js';
 import { kproxc } from '../helpers/kproxc.js';
 import { KUBE_PROXY_VERSIONS, type KubeProxyVersion } from '../../src/model/kube-proxy-version.js';
 
@@ -24,18 +25,24 @@ const formsArb = fc.oneof(
   fc.array(formArb, { minLength: 2, maxLength: 4 }),
 );
 
-/** A history's snapshots and the names its tables give them: IPv4, or their IPv6 twins. */
+/** A history's snapshots and the names its tables give them: IPv4, their IPv6 twins, or their SCTP twins. */
 interface Family {
+  name: string;
   table: 'ip' | 'ip6';
+  /** The protocol of the pinned Service's port. */
+  proto: 'tcp' | 'sctp';
   snapshot: (c: ReturnType<typeof initialCluster>) => string;
   /** An address as kube-proxy writes it in a chain or set name (an IPv6 address's colons as dots). */
   inName: (ip: string) => string;
   member: string;
 }
 
-const IPV4: Family = { table: 'ip', snapshot, inName: (ip) => ip, member: PINNED_MEMBER };
+const IPV4: Family = { name: 'IPv4', table: 'ip', proto: 'tcp', snapshot, inName: (ip) => ip, member: PINNED_MEMBER };
+const SCTP: Family = { ...IPV4, name: 'IPv4 with SCTP ports', proto: 'sctp', snapshot: (c) => sctpTwin(snapshot(c)) };
 const IPV6: Family = {
+  name: 'IPv6',
   table: 'ip6',
+  proto: 'tcp',
   snapshot: (c) => ipv6Twin(snapshot(c)),
   inName: (ip) => ipv6Twin(ip).replaceAll(':', '.'),
   member: ipv6Twin(PINNED_MEMBER),
@@ -48,7 +55,7 @@ const IPV6: Family = {
  * (as the endpoint's rule updates it).
  */
 function pinnedAffinity(compiled: string, f: Family): { set: string; member: string } {
-  const endpoint = `ns0/svc0/tcp/http__${f.inName('10.128.0.1')}/8080`.replaceAll('.', '\\.');
+  const endpoint = `ns0/svc0/${f.proto}/http__${f.inName('10.128.0.1')}/8080`.replaceAll('.', '\\.');
   const kp = new RegExp(`\\tset (affinity-\\S+${endpoint})`).exec(compiled);
   if (kp) return { set: kp[1], member: f.member };
   const fl = new RegExp(`\\tchain endpoint-\\S+${endpoint} \\{\\n\\t\\tupdate @affinity \\{ ${f.table} saddr \\. numgen random mod 1 offset (\\d+) \\. numgen random mod 1 offset (\\d+) `).exec(compiled);
@@ -97,18 +104,19 @@ describe('diff converges on real nft over random cluster histories', () => {
     const live = createNetns('diff');
     const fresh = createNetns('diff');
     const dir = tempDir('prop');
-    let ipv6 = 0;
     try {
-      await fc.assert(
-        // Each history in the table of a random kube-proxy release or in fast-load's, or
-        // moving between them from step to step.
-        fc.asyncProperty(historyArb, formsArb, fc.constantFrom(IPV4, IPV4, IPV6), async (h, forms, f) => {
-          await runHistory(live, fresh, dir, h, forms, f);
-          if (f === IPV6) ipv6++;
-        }),
-        { ...fcParams(24), endOnFailure: true },
-      );
-      expect(ipv6).toBeGreaterThan(0);
+      // Each history in the table of a random kube-proxy release or in fast-load's, or
+      // moving between them from step to step; half of them IPv4, a quarter each twins.
+      for (const [f, runs] of [[IPV4, 12], [IPV6, 6], [SCTP, 6]] as const) {
+        await fc.assert(
+          fc.asyncProperty(historyArb, formsArb, (h, forms) =>
+            runHistory(live, fresh, dir, h, forms, f).catch((e: Error) => {
+              throw new Error(`${f.name}: ${e.message}`);
+            }),
+          ),
+          { ...fcParams(runs), endOnFailure: true },
+        );
+      }
     } finally {
       live.destroy();
       fresh.destroy();
