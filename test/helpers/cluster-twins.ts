@@ -5,7 +5,7 @@
 const QUAD = /(?<![\w.:])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?(?![\w.])/g;
 
 /** The twin of one IPv4 address (or CIDR) in IPv6 text. */
-export function ipv6TwinOf(a: number, b: number, c: number, d: number, prefix?: number): string {
+function ipv6TwinOf(a: number, b: number, c: number, d: number, prefix?: number): string {
   const hex = (x: number, y: number) => ((x << 8) | y).toString(16);
   return `fd00::${hex(a, b)}:${hex(c, d)}${prefix === undefined ? '' : `/${96 + prefix}`}`;
 }
