@@ -12,7 +12,7 @@ import {
   SQUOTE,
   decodeDoubleQuoted,
   isPlainStart,
-  resolvePlain,
+  resolvePlainAt,
   setKey,
 } from './fast-yaml-scalars.js';
 
@@ -40,7 +40,7 @@ export class FlowReader {
     const c = this.s.charCodeAt(this.pos);
     if (c === 0x5b) return this.seq();
     if (c === 0x7b) return this.map();
-    return this.scalar().value;
+    return this.scalar();
   }
 
   private open(): void {
@@ -95,15 +95,15 @@ export class FlowReader {
       const keyStart = this.pos;
       const c = this.s.charCodeAt(keyStart);
       if (c === 0x5b || c === 0x7b) throw new NotFast('collection as a key');
-      const k = this.scalar();
+      const key = this.scalar();
+      const quoted = this.quoted;
       if (this.pos - keyStart > MAX_KEY_LENGTH) throw new NotFast('long key');
-      const key = k.value;
       if (typeof key !== 'string') throw new NotFast('key that is not a string');
       this.skip();
       if (this.s.charCodeAt(this.pos) !== COLON) throw new NotFast('flow mapping entry without a value');
       this.pos++;
       const after = this.s.charCodeAt(this.pos);
-      if (!k.quoted && after !== SPACE) throw new NotFast('":" right after a plain key');
+      if (!quoted && after !== SPACE) throw new NotFast('":" right after a plain key');
       this.skip();
       const d = this.s.charCodeAt(this.pos);
       if (d === 0x2c || d === 0x7d) throw new NotFast('flow mapping entry without a value');
@@ -114,8 +114,11 @@ export class FlowReader {
     return obj;
   }
 
+  /** Whether the last scalar read was quoted. */
+  private quoted = false;
+
   /** A quoted or plain scalar; plain ones end at a flow indicator or ": ". */
-  private scalar(): { value: unknown; quoted: boolean } {
+  private scalar(): unknown {
     const { s, le } = this;
     const p = this.pos;
     const c = s.charCodeAt(p);
@@ -132,7 +135,8 @@ export class FlowReader {
       if (i >= le) throw new NotFast('quoted scalar over several lines');
       const body = s.slice(p + 1, i);
       this.pos = i + 1;
-      return { value: c === DQUOTE ? decodeDoubleQuoted(body) : body.replaceAll("''", "'"), quoted: true };
+      this.quoted = true;
+      return c === DQUOTE ? decodeDoubleQuoted(body) : body.replaceAll("''", "'");
     }
     if (!isPlainStart(c) || c === DASH) throw new NotFast(`flow scalar starting with ${JSON.stringify(s[p])}`);
     let i = p;
@@ -148,6 +152,7 @@ export class FlowReader {
     let e = i;
     while (s.charCodeAt(e - 1) === SPACE) e--;
     this.pos = i;
-    return { value: resolvePlain(s.slice(p, e)), quoted: false };
+    this.quoted = false;
+    return resolvePlainAt(s, p, e);
   }
 }
