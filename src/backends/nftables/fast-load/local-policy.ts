@@ -34,12 +34,23 @@ import type { FamilyModel } from '../../../model/types.js';
 import type { Stmt } from '../../../nft/expr.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { FamilyContext } from '../context.js';
-import type { DispatchRoute, OwnedDestinations } from '../dispatch.js';
+import { ownedExternalAddresses, type DispatchRoute, type OwnedDestinations } from '../dispatch.js';
 import type { InlinedPolicy } from '../layout.js';
 import type { L4Proto, ServicePortPlan } from '../plan.js';
 import { emitLocalExternalRules } from '../policy.js';
 import { endpointMapDnat } from './endpoint-map.js';
-import { addAddressDraws, addDraws, addNodePortDraws, addressDnat, drawDnat, emitClusterIPDraw, nodePortDnat, type DrawMap } from './shared-dnat.js';
+import {
+  addAddressDraws,
+  addDraws,
+  addNodePortDraws,
+  addressDestination,
+  addressDnat,
+  drawDnat,
+  emitClusterIPDraw,
+  nodePortDestination,
+  nodePortDnat,
+  type DrawMap,
+} from './shared-dnat.js';
 
 /**
  * Whether the cluster chain's ClusterIP traffic is better found by `dnat-cluster-ips`:
@@ -76,7 +87,7 @@ export function sharesLocalExternal(plan: ServicePortPlan, owned: OwnedDestinati
   if (!inlinesCluster(plan, owned)) return false;
   const c = plan.endpoints.clusterEndpoints.length;
   const l = plan.usesLocalPolicyChain ? plan.endpoints.localEndpoints.length : 0;
-  const d = owned.externalIPs.length + owned.loadBalancerVIPs.length + (owned.nodePort !== undefined ? 1 : 0);
+  const d = ownedExternalAddresses(owned).length + (owned.nodePort !== undefined ? 1 : 0);
   const rules = (podRule ? 1 : 0) + 2 + (l > 0 ? 1 : 0);
   return d > 0 && 3 * (c + l) * d <= 2 * (4 + 3 * (rules - 1) + c + l);
 }
@@ -97,15 +108,15 @@ export function sharedLocalNames(proto: L4Proto, c: number, l: number) {
  * them); its ClusterIP is drawn by `dnat-cluster-ips`.
  */
 export function emitSharedLocalExternal(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, plan: ServicePortPlan, owned: OwnedDestinations): DispatchRoute {
-  const { proto, sp } = plan;
+  const { proto } = plan;
   const local = plan.usesLocalPolicyChain ? plan.endpoints.localEndpoints : [];
   const c = plan.endpoints.clusterEndpoints.length;
   const names = sharedLocalNames(proto, c, local.length);
   if (owned.clusterIP) emitClusterIPDraw(b, ctx, plan, owned.clusterIP);
-  const addresses = [...owned.externalIPs, ...owned.loadBalancerVIPs];
+  const addresses = ownedExternalAddresses(owned);
   for (const ip of addresses) {
     addAddressDraws(b, ctx, plan, ip);
-    addDraws(b, ctx, proto, names.addressMap, [{ t: 'ip', ip }, { t: 'port', n: sp.port }], local, 0);
+    addDraws(b, ctx, proto, names.addressMap, addressDestination(ip, plan), local, 0);
   }
   if (addresses.length > 0 && !b.hasChain(names.external)) {
     b.chain({ name: names.external });
@@ -113,7 +124,7 @@ export function emitSharedLocalExternal(b: TableBuilder, ctx: FamilyContext, m: 
   }
   if (owned.nodePort !== undefined) {
     addNodePortDraws(b, ctx, plan, owned.nodePort);
-    addDraws(b, ctx, proto, names.nodePortMap, [{ t: 'port', n: owned.nodePort }], local, 0);
+    addDraws(b, ctx, proto, names.nodePortMap, nodePortDestination(owned.nodePort), local, 0);
     if (!b.hasChain(names.nodePort)) {
       b.chain({ name: names.nodePort });
       const toLocal = local.length > 0 ? [drawDnat(ctx, proto, names.nodePortMap, local.length, 0)] : undefined;

@@ -40,7 +40,7 @@ import { concat, payload, type Expr, type Stmt } from '../../../nft/expr.js';
 import type { KeyPart } from '../../../nft/objects.js';
 import { keyString, type TableBuilder } from '../../../nft/ruleset.js';
 import type { FamilyContext } from '../context.js';
-import { ownedAddresses, type DispatchRoute, type OwnedDestinations } from '../dispatch.js';
+import { ownedAddresses, ownedExternalAddresses, type DispatchRoute, type OwnedDestinations } from '../dispatch.js';
 import type { L4Proto, ServicePortPlan } from '../plan.js';
 import { perTable } from './per-table.js';
 
@@ -151,15 +151,21 @@ export const addressDnat = (ctx: FamilyContext, proto: L4Proto, n: number): Stmt
 /** The draw among the port's N cluster endpoints by NodePort: in the NodePort map, from 0. */
 export const nodePortDnat = (ctx: FamilyContext, proto: L4Proto, n: number): Stmt => drawDnat(ctx, proto, clusterDrawMaps(proto).nodePort, n, 0);
 
+/** A destination in a map keyed by address: the address and the port's own port. */
+export const addressDestination = (ip: IP, plan: ServicePortPlan): KeyPart[] => [{ t: 'ip', ip }, { t: 'port', n: plan.sp.port }];
+
+/** A destination in a map keyed by NodePort. */
+export const nodePortDestination = (nodePort: number): KeyPart[] => [{ t: 'port', n: nodePort }];
+
 /** The port's cluster endpoints as the address map's elements for `ip`, at its count's range. */
 export function addAddressDraws(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, ip: IP): void {
   const endpoints = plan.endpoints.clusterEndpoints;
-  addDraws(b, ctx, plan.proto, clusterDrawMaps(plan.proto).address, [{ t: 'ip', ip }, { t: 'port', n: plan.sp.port }], endpoints, drawBase(endpoints.length));
+  addDraws(b, ctx, plan.proto, clusterDrawMaps(plan.proto).address, addressDestination(ip, plan), endpoints, drawBase(endpoints.length));
 }
 
 /** The port's cluster endpoints as the NodePort map's elements for its NodePort, from 0. */
 export function addNodePortDraws(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, nodePort: number): void {
-  addDraws(b, ctx, plan.proto, clusterDrawMaps(plan.proto).nodePort, [{ t: 'port', n: nodePort }], plan.endpoints.clusterEndpoints, 0);
+  addDraws(b, ctx, plan.proto, clusterDrawMaps(plan.proto).nodePort, nodePortDestination(nodePort), plan.endpoints.clusterEndpoints, 0);
 }
 
 /**
@@ -188,8 +194,9 @@ export function emitSharedDnat(b: TableBuilder, ctx: FamilyContext, plan: Servic
   const n = plan.endpoints.clusterEndpoints.length;
   const names = sharedDnatNames(proto, n);
   if (owned.clusterIP) emitClusterIPDraw(b, ctx, plan, owned.clusterIP);
-  for (const ip of [...owned.externalIPs, ...owned.loadBalancerVIPs]) addAddressDraws(b, ctx, plan, ip);
-  if (owned.externalIPs.length + owned.loadBalancerVIPs.length > 0 && !b.hasChain(names.external)) {
+  const addresses = ownedExternalAddresses(owned);
+  for (const ip of addresses) addAddressDraws(b, ctx, plan, ip);
+  if (addresses.length > 0 && !b.hasChain(names.external)) {
     b.chain({ name: names.external });
     b.rule({ chain: names.external, stmts: [ctx.markForMasquerade] });
     b.rule({ chain: names.external, stmts: [addressDnat(ctx, proto, n)] });
