@@ -2,10 +2,11 @@
 // traffic, read from kube-proxy's layout (the service-ips and service-nodeports maps name
 // a Service port's chain; its endpoint chains' names give the endpoints' addresses, and
 // the policy chain's own DNATs where a port has no endpoint chains: from 1.36 without
-// affinity, and fast-load's rules that update the affinity set and DNAT, its elements
-// that go straight to the endpoint chain of a port with affinity and one endpoint, the
-// external chains of Local-policy ports that DNAT themselves, its chains shared by Service ports, whose maps are keyed by the destination, reached from a
-// dispatch element or, for a ClusterIP without one, from the services chain's jump), and
+// affinity), and from fast-load's forms: its rules that update the affinity set and DNAT,
+// its elements that go straight to the endpoint chain of a port with affinity and one
+// endpoint, the external chains of Local-policy ports that DNAT themselves, and its chains
+// shared by Service ports, whose maps are keyed by the destination, reached from a
+// dispatch element or, for a ClusterIP without one, from the services chain's jump. Then
 // the clean-up as commands of the conntrack tool. The compiled tables are read the same
 // way, so both sides agree on what "translated" means.
 import { CLUSTER_IP_DNAT_CHAIN } from '../backends/nftables/fast-load/shared-dnat.js';
