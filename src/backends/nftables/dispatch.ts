@@ -19,10 +19,10 @@ export interface OwnedDestinations {
   nodePort?: number;
 }
 
-/** The owned addresses a Service port is reached on besides its NodePort: ClusterIP, external IPs, load-balancer IPs. */
 /** The external and load-balancer IPs the port owns: the addresses its external traffic comes to. */
 export const ownedExternalAddresses = (owned: OwnedDestinations): IP[] => [...owned.externalIPs, ...owned.loadBalancerVIPs];
 
+/** The owned addresses a Service port is reached on besides its NodePort: ClusterIP, external IPs, load-balancer IPs. */
 export const ownedAddresses = (owned: OwnedDestinations): IP[] => [...(owned.clusterIP ? [owned.clusterIP] : []), ...ownedExternalAddresses(owned)];
 
 export function ownedDestinations(plan: ServicePortPlan, claims: Claims): OwnedDestinations {
