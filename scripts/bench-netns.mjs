@@ -93,9 +93,9 @@ export async function timed(ns, args, ok = [0]) {
   return { wall: Number(wall.toFixed(4)), cpu, rssMB: Math.round(Number(m[4]) / 1024), load: Number(os.loadavg()[0].toFixed(2)), stdout: r.stdout };
 }
 
-/** One `nft -f FILE` in the namespace, timed (without its empty output). */
-export async function timedLoad(ns, file) {
-  const { stdout, ...t } = await timed(ns, ['nft', '-f', file]);
+/** One `nft -f FILE` in the namespace, timed (without its empty output); `prefix` runs before nft (e.g. `env VAR=value`). */
+export async function timedLoad(ns, file, prefix = []) {
+  const { stdout, ...t } = await timed(ns, [...prefix, 'nft', '-f', file]);
   return t;
 }
 

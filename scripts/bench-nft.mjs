@@ -24,8 +24,20 @@ export const LAYOUTS = ['kube-proxy', 'fast-load', 'map-only'];
 /** Whether kproxc makes (and so diffs) the layout: every one but the map-only yardstick. */
 const diffed = (layout) => layout !== 'map-only';
 // What each run measures: the load into a fresh namespace, the listing of it (what `diff`
-// reads), the load again over it (a full resync), and the diff loop for one moved endpoint.
-export const MODES = ['fresh', 'replace', 'list', 'diff loop'];
+// reads), the load again over it (a full resync), and the diff loop for one moved endpoint;
+// then the fresh load and the listing again with nft's malloc on huge pages (below).
+export const MODES = ['fresh', 'replace', 'list', 'diff loop', 'fresh, huge pages', 'list, huge pages'];
+const HUGE_PAGE_MODES = ['fresh, huge pages', 'list, huge pages'];
+
+// glibc's malloc backed by transparent huge pages (glibc >= 2.35, THP "madvise" or
+// "always"): nft spends much of a large load in malloc's page faults, one per 4 KiB
+// page it touches. The same nft, the same file; only the process's allocator differs.
+const HUGE_PAGES = ['env', 'GLIBC_TUNABLES=glibc.malloc.hugetlb=1'];
+// Not for the kube-proxy layout: a fresh load of it at 10k takes a quarter of an hour.
+const hugePagesMeasured = (layout) => layout !== 'kube-proxy';
+/** Whether a run of `layout` measures `mode`. */
+const measures = (layout, mode, loop) =>
+  (mode !== 'diff loop' || Boolean(loop && diffed(layout))) && (!HUGE_PAGE_MODES.includes(mode) || hugePagesMeasured(layout));
 // This benchmark's runs: the layouts loaded in run i of it share the batch `${BATCH}-${i}`.
 const BATCH = `${process.pid}-${Date.now()}`;
 // The ratios reported, run by run: how much faster fast-load is than kube-proxy's layout,
@@ -55,7 +67,7 @@ function writeListing(dir, tag, hash, loaded, listed) {
   return { ...meta, liveFile };
 }
 
-const listRuleset = (ns) => timed(ns, ['nft', '-j', 'list', 'ruleset']);
+const listRuleset = (ns, prefix = []) => timed(ns, [...prefix, 'nft', '-j', 'list', 'ruleset']);
 const lineCount = (b) => b.toString('utf8').split('\n').filter(Boolean).length;
 
 /**
@@ -86,16 +98,23 @@ async function diffLoop(ns, layout, loop) {
 /**
  * One run of one layout in a fresh namespace: load (fresh), list it as `diff` reads it
  * (keeping the listing when `listing` wants it), load it again over itself (replace), then
- * the diff loop for one endpoint moved (when `loop` says where the moved snapshot is).
+ * the diff loop for one endpoint moved (when `loop` says where the moved snapshot is);
+ * then, in another fresh namespace, the fresh load and the listing with huge pages.
  */
 async function loadRun(layout, file, listing, loop, batch) {
-  return withNamespace(async (ns) => {
+  const r = await withNamespace(async (ns) => {
     const fresh = await timedLoad(ns, file);
     const { stdout, ...list } = await listRuleset(ns);
     if (listing) listing(fresh, { stdout });
     const replace = await timedLoad(ns, file);
     const r = { batch, fresh, replace, list: { ...list, bytes: stdout.length } };
-    return loop && diffed(layout) ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
+    return measures(layout, 'diff loop', loop) ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
+  });
+  if (!hugePagesMeasured(layout)) return r;
+  return withNamespace(async (ns) => {
+    const fresh = await timedLoad(ns, file, HUGE_PAGES);
+    const { stdout, ...list } = await listRuleset(ns, HUGE_PAGES);
+    return { ...r, 'fresh, huge pages': fresh, 'list, huge pages': { ...list, bytes: stdout.length } };
   });
 }
 
@@ -108,7 +127,7 @@ async function loadRun(layout, file, listing, loop, batch) {
  */
 export async function loadLayouts(dir, tag, files, runs, loop) {
   const state = new Map();
-  const complete = (layout) => (r) => MODES.every((m) => r[m] || (m === 'diff loop' && !(loop && diffed(layout))));
+  const complete = (layout) => (r) => MODES.every((m) => r[m] || !measures(layout, m, loop));
   for (const [layout, file] of files) {
     const hash = sha(file);
     const cacheFile = path.join(dir, `load-${tag}-${layout}.json`);
@@ -132,7 +151,8 @@ export async function loadLayouts(dir, tag, files, runs, loop) {
   for (let i = 0; i < runs; i++) {
     for (const [layout, s] of state) {
       if (s.runs.length > i) continue;
-      console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB), fresh, list, replace${loop && diffed(layout) ? ', diff loop' : ''}, run ${i + 1} of ${runs}...`);
+      const modes = MODES.filter((m) => measures(layout, m, loop)).join('; ');
+      console.error(`  ${tag}: nft -f of the ${layout} layout (${(s.bytes / 1e6).toFixed(1)} MB): ${modes}; run ${i + 1} of ${runs}...`);
       const listing = layout === 'kube-proxy' && !live ? (fresh, listed) => (live = writeListing(dir, tag, s.hash, fresh, listed)) : undefined;
       s.runs.push(await loadRun(layout, s.file, listing, loop, `${BATCH}-${i}`));
       writeJson(s.cacheFile, { hash: s.hash, runs: s.runs });
@@ -196,7 +216,7 @@ export function loadRows(size, layouts) {
 
 /** What a mode's row says besides its times: the listing's size; the loop's steps and transaction. */
 function modeDetail(mode, runs) {
-  if (mode === 'list') return { listingBytes: median(runs.map((r) => r.bytes)) };
+  if (mode.startsWith('list')) return { listingBytes: median(runs.map((r) => r.bytes)) };
   if (mode !== 'diff loop') return {};
   const step = (k) => median(runs.map((r) => r.steps[k]));
   return { steps: { list: step('list'), diff: step('diff'), apply: step('apply') }, diffLines: median(runs.map((r) => r.lines)) };
@@ -221,7 +241,7 @@ const times = (x) => (x === null ? 'no ratio (under 0.01 s)' : `${x.toFixed(x < 
 
 /** A row's last column: what was listed, or the diff loop's steps. */
 function detail(r) {
-  if (r.mode === 'list') return `listing ${(r.listingBytes / 1e6).toFixed(1)} MB`;
+  if (r.mode.startsWith('list')) return `listing ${(r.listingBytes / 1e6).toFixed(1)} MB`;
   if (r.mode === 'diff loop') return `list ${r.steps.list.toFixed(2)} s + diff ${r.steps.diff.toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${r.diffLines} lines`;
   return '';
 }
@@ -245,7 +265,8 @@ export function formatLoads(rows, ratios, skipped) {
   if (rows.length) {
     lines.push(
       'nft into a private namespace: fresh (nft -f, table absent), list (nft -j list ruleset of it, what diff reads), replace (the same file over the loaded table),',
-      'diff loop (one endpoint moved: nft -j list ruleset, kproxc diff in the same layout, nft -f of its transaction, end to end); CPU = user + system of the processes',
+      'diff loop (one endpoint moved: nft -j list ruleset, kproxc diff in the same layout, nft -f of its transaction, end to end); CPU = user + system of the processes;',
+      `huge pages: fresh and list again, nft run as ${HUGE_PAGES.slice(1).join(' ')} nft ... (glibc's malloc on transparent huge pages)`,
     );
     lines.push(line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line));
   }
