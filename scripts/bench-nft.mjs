@@ -3,7 +3,8 @@
 // ruleset` (what `diff` reads), loaded again over itself (full replace: the file's own
 // `add table; delete table; table {...}` prelude swaps the loaded table in one
 // transaction), then updated by the diff loop for one endpoint moved (list, `kproxc diff`,
-// `nft -f` of its transaction, timed end to end). Each command is timed under GNU time:
+// `nft -f` of its transaction, timed end to end); and, but for the kube-proxy layout, loaded
+// fresh and listed again with nft's malloc on huge pages. Each command is timed under GNU time:
 // wall seconds and CPU seconds (user + system), the CPU being where the kernel's work is
 // counted and what moves least with the rest of a shared machine's load. The layouts are
 // run back to back, run after run, so that the machine's drift weighs on them alike.
