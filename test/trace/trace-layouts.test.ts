@@ -2,15 +2,18 @@
 // snapshot (each Service address and port from outside, a Pod, the node and the Service's
 // own endpoints, NodePorts on every node address, external and load-balancer IPs from
 // allowed and refused sources, an unused port, an unallocated Service address, and the same
-// from a client with affinity; a quick run takes every third of them), and every packet of
-// kube-proxy's packet expectations. For each packet, the branches' outcomes (verdict,
-// endpoint, masquerade, affinity written) must be the same multiset.
+// from a client with affinity; a quick run takes every third of them), the same for the
+// benchmark's clusters of a few hundred Services, and every packet of kube-proxy's packet
+// expectations. For each packet, the branches' outcomes (verdict, endpoint, masquerade,
+// affinity written) must be the same multiset.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
 
+import { UsageError } from '../../src/diag/diagnostic.js';
 import { cidrContains, formatIP } from '../../src/net/ip.js';
+import { clusterObjects, makeCluster, renderSnapshot } from '../../scripts/gen-snapshot.mjs';
 import { hostPort, type TracePacket } from '../../src/trace/packet.js';
 import { fcSize } from '../helpers/fc-runs.js';
 import { fixtureArgs, fixtureText, listFixtures } from '../helpers/fixtures.js';
@@ -96,6 +99,50 @@ describe('the layouts trace alike', () => {
           compared += r.branches;
           for (const v of r.verdicts) seen.add(v);
         }
+      });
+    }
+  });
+
+  // The benchmark's mix at a few hundred Services: many policy chains in each shard of the
+  // endpoint and affinity draw maps (their key ranges side by side), ports with few
+  // endpoints sharing DNAT chains by count, Local-policy forms, affinity; the fixtures and
+  // the random clusters have a handful of Services each.
+  describe("the benchmark's clusters, packets derived from each", () => {
+    const shapes: { services: number; endpoints: number; affinity?: 'all' }[] = [
+      { services: 300, endpoints: 10 },
+      { services: 500, endpoints: 3 },
+      { services: 400, endpoints: 1 },
+      { services: 60, endpoints: 10, affinity: 'all' },
+    ];
+    for (const shape of shapes) {
+      const name = `${shape.services} Services x ${shape.endpoints}${shape.affinity ? ', affinity on every one' : ''}`;
+      it(name, () => {
+        const yaml = renderSnapshot(clusterObjects(makeCluster(shape.services, { endpoints: shape.endpoints, mixed: true, affinity: shape.affinity })), 'yaml');
+        const pair = layoutPair(`${name}.yaml`, yaml, {});
+        let refused = 0;
+        for (const m of pair.model.families) {
+          const derived = derivedPackets(m);
+          // A client with affinity to a terminating endpoint: no table has a chain for it,
+          // and every one refuses the packet alike.
+          const sticky = affinityPackets(m, derived).filter((p) => {
+            const refusals = KINDS.map((k) => {
+              try {
+                pair.tracers[k].trace(p);
+                return '';
+              } catch (e) {
+                if (!(e instanceof UsageError)) throw e;
+                return e.message;
+              }
+            });
+            for (const r of refusals) expect(r, label(p)).toBe(refusals[0]);
+            if (refusals[0]) refused++;
+            return !refusals[0];
+          });
+          const r = checkAll(pair, [...derived, ...sticky].filter((_, i) => i % STRIDE === 0), name);
+          expect(r.branches).toBeGreaterThan(shape.services / STRIDE);
+          checkSticky(pair, sticky.filter((_, i) => i % STRIDE === 0), name);
+        }
+        expect(refused).toBeLessThan(shape.services);
       });
     }
   });
