@@ -10,7 +10,8 @@
 // (scripts/bench-nft.mjs; --load-runs runs, default one: it is slow). Beside them it loads
 // the hand-made map-only table of the same Services (scripts/map-only-table.mjs: endpoints
 // in one map per protocol, no affinity, firewall or NodePorts), the yardstick fast-load is
-// held to (fast-load / map-only, run by run).
+// held to (fast-load / map-only, run by run). fast-load's table and the map-only table are
+// loaded fresh and listed once more with nft's malloc on huge pages (bench-nft.mjs).
 //
 //   npm run bench -- [--sizes 1000,10000,50000] [--runs 5] [--formats yaml,json]
 //                    [--nft-max 10000] [--layouts kube-proxy,fast-load,map-only] [--load-runs 1]

@@ -1,7 +1,8 @@
 // The benchmark runs end to end at a tiny size: snapshots generated as YAML and JSON, the
 // built binary compiled with both backends, the ruleset compiled in both layouts and each
 // loaded by real nft in a private namespace, fresh, listed, again over itself, and updated
-// by the diff loop for one moved endpoint (list, diff, nft -f), and a diff against the
+// by the diff loop for one moved endpoint (list, diff, nft -f), fast-load and the map-only
+// table loaded fresh and listed again with nft's malloc on huge pages, and a diff against the
 // kube-proxy layout's listing; the ovs bundle loaded into a private
 // Open vSwitch and the ovs diff against its dumps. Nothing here looks at timings.
 import { spawnSync } from 'node:child_process';
