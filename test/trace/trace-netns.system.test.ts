@@ -4,6 +4,8 @@
 // packet. Random small clusters, plus kube-proxy's tracer flows on its overall ruleset.
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_KINDS } from '../../src/backends/nftables/layout.js';
+import { kindArgs } from '../helpers/fixtures.js';
 import { kproxc, ROOT } from '../helpers/kproxc.js';
 import { LAB, PacketLab } from '../helpers/packet-lab.js';
 import { randomCluster, samplePackets, withSnapshotFile } from '../helpers/random-cluster.js';
@@ -16,15 +18,15 @@ const overallFile = path.join(ROOT, 'test/trace/kube-proxy/overall.yaml');
 const overallEndpoints = ['10.180.0.1', '10.180.0.2', '10.180.0.3', '10.180.0.4', '10.180.0.5', 'fd00:10:180::1', 'fd00:10:180::2:1'];
 const ipv6Endpoints = ['fd00:10:180::3', 'fd00:10:180::4', 'fd00:10:180::5', 'fd00:10:180::6'];
 /**
- * Every kube-proxy release's table and fast-load's: each compiled, loaded and sent packets,
- * beside the trace of kube-proxy's table of the same release (fast-load's: the newest).
+ * Every kind of table (each kube-proxy release's, and fast-load's): each compiled, loaded
+ * and sent packets, beside the trace of kube-proxy's table of the same release.
  */
-const TABLES = [
-  { table: 'kube-proxy 1.35', args: ['--kube-proxy-version', '1.35'], layout: [] },
-  { table: 'kube-proxy 1.36', args: ['--kube-proxy-version', '1.36'], layout: [] },
-  { table: 'kube-proxy 1.37', args: ['--kube-proxy-version', '1.37'], layout: [] },
-  { table: 'fast-load', args: [], layout: ['--layout', 'fast-load'] },
-];
+const TABLES = TABLE_KINDS.map((kind) => ({
+  table: kind.name,
+  fastLoad: kind.layout === 'fast-load',
+  compile: kindArgs(kind),
+  trace: ['--kube-proxy-version', kind.version],
+}));
 
 let lab: PacketLab;
 beforeAll(async () => {
@@ -66,14 +68,13 @@ describe('trace agrees with real nft on real packets', () => {
     expect(rows.find((r) => r.packet.startsWith('local, sent by the node itself'))?.real.verdict).toBe('drop');
   });
 
-  it.each(TABLES)('IPv6: kube-proxy\'s NodePort flows ($table)', async ({ args: table, layout }) => {
+  it.each(TABLES)('IPv6: kube-proxy\'s NodePort flows ($table)', async ({ compile, trace }) => {
     const file = path.join(ROOT, 'test/trace/kube-proxy/nodeports-v6.yaml');
     for (const c of readFlows(path.join(ROOT, 'test/trace/kube-proxy/nodeports.json')).cases.filter((x) => x.name?.startsWith('ipv6'))) {
-      const args = [...table, ...(c.args ?? [])];
-      const compiled = await kproxc(['compile', file, ...args, ...layout]);
+      const compiled = await kproxc(['compile', file, ...compile, ...(c.args ?? [])]);
       expect(compiled.code).toBe(0);
       const cases = c.packets.map((f) => ({ name: `${c.name}: ${f.name}`, src: f.sourceIP, dst: f.destIP, port: f.destPort }));
-      const rows = crossCheck(file, compiled.stdout, cases, args);
+      const rows = crossCheck(file, compiled.stdout, cases, [...trace, ...(c.args ?? [])]);
       for (const row of rows) expect(row.traced, row.packet).toEqual(row.real);
     }
   });
@@ -81,12 +82,12 @@ describe('trace agrees with real nft on real packets', () => {
   // IPv6 Services of each of fast-load's forms of endpoint choice (an own chain drawing from
   // a map of addresses, or of addresses and ports; the shared DNAT chains; Local policy,
   // shared or in the port's own chains; affinity's endpoint chains), in every table.
-  it.each(TABLES)('IPv6: Services of every form of endpoint choice ($table)', ({ args: table, layout }) =>
+  it.each(TABLES)('IPv6: Services of every form of endpoint choice ($table)', ({ fastLoad, compile, trace }) =>
     withSnapshotFile({ seed: 6, yaml: IPV6_FORMS }, async (file) => {
-      const compiled = await kproxc(['compile', file, ...table, ...layout]);
+      const compiled = await kproxc(['compile', file, ...compile]);
       expect(compiled.code, compiled.stderr).toBe(0);
       // fast-load's table has each of its ip6 forms.
-      if (layout.length) {
+      if (fastLoad) {
         for (const form of [
           /^\t\tmeta l4proto tcp dnat to numgen random mod 6 offset \d+ map @endpoint-ips-[0-9a-f]{2}:80$/m,
           /^\t\tmeta l4proto tcp dnat ip6 addr \. port to numgen random mod 6 offset \d+ map @endpoints-tcp-[0-9a-f]{2}$/m,
@@ -111,7 +112,7 @@ describe('trace agrees with real nft on real packets', () => {
         { name: 'outside to the Local NodePort of six endpoints', src: outside, dst: '2001:db8::1', port: 3004 },
         { name: 'pod to the Local NodePort of six endpoints', src: pod, dst: '2001:db8::1', port: 3004 },
       ];
-      const rows = crossCheck(file, compiled.stdout, cases, table);
+      const rows = crossCheck(file, compiled.stdout, cases, trace);
       for (const row of rows) expect(row.traced, row.packet).toEqual(row.real);
       // Each ClusterIP reaches all its endpoints: the draws found every element.
       expect(rows.slice(0, 4).map((r) => r.real.endpoints.length)).toEqual([6, 6, 2, 2]);
@@ -119,7 +120,7 @@ describe('trace agrees with real nft on real packets', () => {
       expect(rows.slice(-2).map((r) => r.real.endpoints.length)).toEqual([2, 6]);
       // With affinity the kernel keeps the client on the first endpoint it reached: one of
       // those the trace gives, through the same DNAT.
-      const [sticky] = crossCheck(file, compiled.stdout, [{ name: 'pod to ClusterIP e, with affinity', src: pod, dst: 'fd00:10:96::e1', port: 80 }], table);
+      const [sticky] = crossCheck(file, compiled.stdout, [{ name: 'pod to ClusterIP e, with affinity', src: pod, dst: 'fd00:10:96::e1', port: 80 }], trace);
       expect(sticky.traced.endpoints).toHaveLength(3);
       expect(sticky.real.endpoints).toHaveLength(1);
       expect(sticky.traced.endpoints).toContain(sticky.real.endpoints[0]);
