@@ -1,6 +1,7 @@
 // What `kproxc trace` says of packets beside what real nft does with them in a packet lab:
 // the suites that hold the tracer (or another layout) to the kernel share this comparison.
 import { summarize } from '../../src/trace/result.js';
+import { enoughToSeeAll } from './dataplane/expect.js';
 import type { PacketLab, Probe } from './packet-lab.js';
 import { packetOf, tracerFor } from './trace.js';
 
@@ -22,19 +23,13 @@ export function traceBesideKernel(lab: PacketLab, ruleset: string, file: string,
   const traced = cases.map((c) =>
     summarize(tracer.trace(packetOf({ sourceIP: c.src, destIP: c.dst, destPort: c.port, fromNode: lab.isNodeAddress(c.src) }))),
   );
-  const probes: Probe[] = cases.map((c, i) => ({ src: c.src, dst: c.dst, port: c.port, tries: triesToSeeAll(traced[i].endpoints.length) }));
+  // Enough tries of a random choice that each endpoint shows up; one when there is no choice.
+  const tries = (n: number) => (n > 1 ? enoughToSeeAll(n) : 1);
+  const probes: Probe[] = cases.map((c, i) => ({ src: c.src, dst: c.dst, port: c.port, tries: tries(traced[i].endpoints.length) }));
   const seen = lab.probe(probes);
   return cases.map((c, i) => ({
     packet: `${c.name}: ${c.src} -> ${c.dst}:${c.port}`,
     traced: { verdict: traced[i].verdict, endpoints: [...traced[i].endpoints].sort(), masquerade: traced[i].masquerade },
     real: { verdict: seen[i].verdict, endpoints: seen[i].endpoints, masquerade: seen[i].masquerade },
   }));
-}
-
-/**
- * Enough tries of a random choice among n endpoints that each shows up but with a chance
- * below 1e-5 (n (1 - 1/n)^t < 1e-5), and at least 30; one when there is no choice.
- */
-function triesToSeeAll(n: number): number {
-  return n > 1 ? Math.max(30, Math.ceil(Math.log(n / 1e-5) / -Math.log(1 - 1 / n))) : 1;
 }
