@@ -224,7 +224,7 @@ function chiSquare(counts: number[], n: number): number {
  * by); a rule that sent some elsewhere, rejected or dropped them, would show far more than
  * one in a hundred.
  */
-function answered(raw: string[], endpoints: string[]): { counts: number[]; n: number } {
+function answersPerEndpoint(raw: string[], endpoints: string[]): { counts: number[]; n: number } {
   const counts = endpoints.map((ep) => raw.filter((r) => r.split(' ')[1] === `${ep}:8080`).length);
   const n = counts.reduce((a, b) => a + b, 0);
   const timedOut = raw.filter((r) => r === 'TIMEOUT').length;
@@ -240,7 +240,7 @@ describe.each([...TABLE_KINDS])('real packets through $name', (kind) => {
     const n = 500;
     const [seen] = lab.probe([{ src: LAB.clientExternal, dst: '172.30.0.10', port: 80, tries: n }]);
     expect(seen.raw).toHaveLength(n);
-    const { counts, n: got } = answered(seen.raw, ['10.180.0.1', '10.180.0.2', '10.180.0.3', '10.180.0.4', '10.180.0.5']);
+    const { counts, n: got } = answersPerEndpoint(seen.raw, ['10.180.0.1', '10.180.0.2', '10.180.0.3', '10.180.0.4', '10.180.0.5']);
     // 4 degrees of freedom: 33.38 is exceeded by chance once in a million runs (twelve such
     // checks a run of the suite); a draw that gives one endpoint twice its share reaches 56.
     expect(chiSquare(counts, got), JSON.stringify(counts)).toBeLessThan(33.38);
@@ -254,7 +254,7 @@ describe.each([...TABLE_KINDS])('real packets through $name', (kind) => {
     ]);
     for (const s of seen) {
       expect(s.raw).toHaveLength(n);
-      const { counts, n: got } = answered(s.raw, ['10.180.0.1', '10.180.0.2']);
+      const { counts, n: got } = answersPerEndpoint(s.raw, ['10.180.0.1', '10.180.0.2']);
       // 1 degree of freedom: 23.93 is exceeded by chance once in a million runs; a 60/40
       // split of 600 reaches 24.
       expect(chiSquare(counts, got), JSON.stringify(counts)).toBeLessThan(23.93);
