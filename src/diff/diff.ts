@@ -217,26 +217,31 @@ class TableDiff {
       if (hasTimeouts(d.set)) continue; // dynamic members: not ours to compare
       const l = s.l!;
       const keys = this.wantedKeys(s);
+      // nft refuses `add element` of an existing key with another value ("File exists")
+      // and ignores a new comment: the old elements go first. All of a set's deletes, then
+      // all its adds, so that each prints as one command (transactionText).
+      const deletes: Element[] = [];
+      const adds: Element[] = [];
       if (sameList(keys, l.keys)) {
         // The same keys in the same order (both sorted alike): the values are compared in place.
         s.sameKeys = true;
         d.elements.forEach((e, i) => {
           if (l.valueKey(i) === elementValueKey(e)) return;
-          this.op(this.elementOp('delete', d.set, l.element(i)));
-          this.op(this.elementOp('add', d.set, e));
+          deletes.push(l.element(i));
+          adds.push(e);
         });
-        continue;
+      } else {
+        const live = new Map<string, number>();
+        l.keys.forEach((k, i) => live.set(k, i));
+        d.elements.forEach((e, i) => {
+          const at = live.get(keys[i]);
+          if (at !== undefined && l.valueKey(at) === elementValueKey(e)) return;
+          if (at !== undefined) deletes.push(l.element(at));
+          adds.push(e);
+        });
       }
-      const live = new Map<string, number>();
-      l.keys.forEach((k, i) => live.set(k, i));
-      d.elements.forEach((e, i) => {
-        const at = live.get(keys[i]);
-        if (at !== undefined && l.valueKey(at) === elementValueKey(e)) return;
-        // nft refuses `add element` of an existing key with another value ("File exists")
-        // and ignores a new comment: the old element goes first.
-        if (at !== undefined) this.op(this.elementOp('delete', d.set, l.element(at)));
-        this.op(this.elementOp('add', d.set, e));
-      });
+      for (const e of deletes) this.op(this.elementOp('delete', d.set, e));
+      for (const e of adds) this.op(this.elementOp('add', d.set, e));
     }
   }
 
@@ -338,10 +343,10 @@ class TableDiff {
       const managed = s.d!.managed;
       const l = s.l!;
       if (!managed || l.keys.length === 0) continue;
-      for (const e of staleMembers(l, managed)) {
-        this.op(this.elementOp('add', s.d!.set, e));
-        this.op(this.elementOp('delete', s.d!.set, e));
-      }
+      // Each added (in case it expired since the listing), then all deleted: two commands.
+      const stale = staleMembers(l, managed);
+      for (const e of stale) this.op(this.elementOp('add', s.d!.set, e));
+      for (const e of stale) this.op(this.elementOp('delete', s.d!.set, e));
     }
   }
 

@@ -251,7 +251,49 @@ export function opText(op: Op): string {
   }
 }
 
-/** The whole transaction as text, one line per operation, ending in a newline. */
+type ElementOp = Extract<Op, { t: 'element' }>;
+
+/** Whether `b` adds to or deletes from the same set as `a`, so that one command can do both. */
+const sameElementCommand = (a: ElementOp, b: Op): b is ElementOp =>
+  b.t === 'element' && b.verb === a.verb && b.set.name === a.set.name && b.table.family === a.table.family && b.table.name === a.table.name;
+
+/** `VERB element TABLE SET { E1, E2, ... }`: several elements of one set in one command. */
+function elementsLine(ops: readonly ElementOp[]): string {
+  const first = ops[0];
+  return printed((o) => {
+    o.str(first.verb);
+    o.str(' element ');
+    o.str(tableWords(first.table));
+    o.str(' ');
+    o.str(first.set.name);
+    o.str(' { ');
+    ops.forEach((op, i) => {
+      if (i > 0) o.str(', ');
+      writeElementMember(o, op.element, op.verb === 'add');
+    });
+    o.str(' }');
+  });
+}
+
+/**
+ * The whole transaction as text, ending in a newline: one line per operation, except that
+ * consecutive additions to (or deletions from) one set are one command, as nft takes them:
+ * a diff that moves an endpoint reads as a few lines, and nft parses and sends one command
+ * instead of one per element.
+ */
 export function transactionText(tx: Transaction): string {
-  return tx.length === 0 ? '' : tx.map(opText).join('\n') + '\n';
+  const lines: string[] = [];
+  for (let i = 0; i < tx.length; ) {
+    const op = tx[i];
+    if (op.t !== 'element') {
+      lines.push(opText(op));
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < tx.length && sameElementCommand(op, tx[end])) end++;
+    lines.push(end - i === 1 ? opText(op) : elementsLine(tx.slice(i, end) as ElementOp[]));
+    i = end;
+  }
+  return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }

@@ -90,3 +90,18 @@ export async function applyAndCheck(live: Netns, fresh: Netns, dir: string, snap
   expect(again.now, 'a second diff is empty').toBe('');
   expect(again.code).toBe(0);
 }
+
+/**
+ * A transaction's text with each element operation on its own line: `diff` prints a run of
+ * additions to (or deletions from) one set as one command, `VERB element T S { E1, E2 }`;
+ * this writes it as `VERB element T S { E1 }` and `VERB element T S { E2 }`, so that a test
+ * can look for one element's operation. (The members of kproxc's tables hold no ", ".)
+ */
+export function elementPerLine(tx: string): string {
+  return tx.replace(/^((?:add|delete) element \S+ \S+ \S+) \{ (.*) \}$/gm, (_, head: string, members: string) =>
+    members
+      .split(', ')
+      .map((m) => `${head} { ${m} }`)
+      .join('\n'),
+  );
+}

@@ -93,6 +93,21 @@ describe('diff', () => {
     expect(diff(next, base).now).toEqual(['add chain ep2', 'delete element vm { 10.0.0.1 }', 'add element vm { 10.0.0.1 : goto ep2 }', 'add rule ep2 drop']);
   });
 
+  it("one set's changes are one command a verb: its deletes, then its adds; another set's its own", () => {
+    const live: Spec = { ...base, chains: { ...base.chains, ep2: [[drop]] }, map: { '10.0.0.1': 'svc', '10.0.0.2': 'svc', '10.0.0.3': 'svc', '10.0.0.4': 'svc' } };
+    const next: Spec = {
+      ...live,
+      map: { '10.0.0.1': 'ep2', '10.0.0.2': 'svc', '10.0.0.3': 'ep2', '10.0.0.5': 'svc' },
+      sets: { ...base.sets, ips: { elements: ['10.0.0.1', '10.0.0.7', '10.0.0.8'] } },
+    };
+    expect(diff(next, live).now).toEqual([
+      'add element ips { 10.0.0.7, 10.0.0.8 }',
+      'delete element vm { 10.0.0.1, 10.0.0.3 }',
+      'add element vm { 10.0.0.1 : goto ep2, 10.0.0.3 : goto ep2, 10.0.0.5 : goto svc }',
+      'delete element vm { 10.0.0.4 }',
+    ]);
+  });
+
   it('a stale chain: its referrers go first, then it is flushed and deleted (or deleted later with two phases)', () => {
     const next: Spec = { ...base, chains: { pre: base.chains!.pre, svc: [[saddr('1.1.1.1'), drop]] } };
     expect(diff(next, base)).toEqual({ now: ['delete rule svc handle 4', 'flush chain ep1', 'delete chain ep1'], later: [] });
