@@ -71,6 +71,16 @@ function writeListing(dir, tag, hash, loaded, listed) {
 const listRuleset = (ns, prefix = []) => timed(ns, [...prefix, 'nft', '-j', 'list', 'ruleset']);
 const lineCount = (b) => b.toString('utf8').split('\n').filter(Boolean).length;
 
+/** The operations of a transaction's text: an element command's members each, any other line one. */
+function operationCount(b) {
+  let n = 0;
+  for (const line of b.toString('utf8').split('\n').filter(Boolean)) {
+    const members = /^(?:add|delete) element \S+ \S+ \S+ \{ (.*) \}$/.exec(line)?.[1];
+    n += members === undefined ? 1 : members.split(', ').length;
+  }
+  return n;
+}
+
 /**
  * The update cycle for one endpoint moved, as a node agent runs it against the table
  * loaded in `ns`: list the live table (`nft -j list ruleset`), `kproxc diff` the moved
@@ -85,14 +95,15 @@ async function diffLoop(ns, layout, loop) {
   const diff = await timed(null, [process.execPath, loop.bin, 'diff', loop.moved, '--layout', layout, '--live', `${base}.json`, '-o', `${base}.nft`]);
   const apply = await timedLoad(ns, `${base}.nft`);
   const wall = Number(process.hrtime.bigint() - t) / 1e9;
-  const lines = lineCount(fs.readFileSync(`${base}.nft`));
+  const transaction = fs.readFileSync(`${base}.nft`);
   for (const ext of ['json', 'nft']) fs.rmSync(`${base}.${ext}`, { force: true });
   return {
     wall: Number(wall.toFixed(4)),
     cpu: Number((listed.cpu + diff.cpu + apply.cpu).toFixed(2)),
     load: apply.load,
     steps: { list: listed.wall, diff: diff.wall, apply: apply.wall },
-    lines,
+    lines: lineCount(transaction),
+    operations: operationCount(transaction),
   };
 }
 
@@ -220,7 +231,9 @@ function modeDetail(mode, runs) {
   if (mode.startsWith('list')) return { listingBytes: median(runs.map((r) => r.bytes)) };
   if (mode !== 'diff loop') return {};
   const step = (k) => median(runs.map((r) => r.steps[k]));
-  return { steps: { list: step('list'), diff: step('diff'), apply: step('apply') }, diffLines: median(runs.map((r) => r.lines)) };
+  // Runs cached before operations were counted have none: then the lines alone.
+  const operations = runs.every((r) => r.operations !== undefined) ? median(runs.map((r) => r.operations)) : undefined;
+  return { steps: { list: step('list'), diff: step('diff'), apply: step('apply') }, diffLines: median(runs.map((r) => r.lines)), diffOperations: operations };
 }
 
 /**
@@ -243,7 +256,7 @@ const times = (x) => (x === null ? 'no ratio (under 0.01 s)' : `${x.toFixed(x < 
 /** A row's last column: what was listed, or the diff loop's steps. */
 function detail(r) {
   if (r.mode.startsWith('list')) return `listing ${(r.listingBytes / 1e6).toFixed(1)} MB`;
-  if (r.mode === 'diff loop') return `list ${r.steps.list.toFixed(2)} s + diff ${r.steps.diff.toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${r.diffLines} lines`;
+  if (r.mode === 'diff loop') return `list ${r.steps.list.toFixed(2)} s + diff ${r.steps.diff.toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${r.diffLines} lines${r.diffOperations === undefined ? '' : `, ${r.diffOperations} operations`}`;
   return '';
 }
 

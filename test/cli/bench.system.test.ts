@@ -25,6 +25,7 @@ interface LoadRow {
   listingBytes?: number;
   steps?: { list: number; diff: number; apply: number };
   diffLines?: number;
+  diffOperations?: number;
 }
 
 const MODES = ['fresh', 'replace', 'list', 'diff loop', 'fresh, huge pages', 'list, huge pages'];
@@ -49,9 +50,11 @@ function checkModeDetail(row: LoadRow): void {
   const { list, diff, apply } = row.steps!;
   for (const t of [list, diff, apply]) expect(t).toBeGreaterThan(0);
   expect(list + diff + apply).toBeLessThanOrEqual(row.wallMedian + 1e-3);
-  // One endpoint moved: a few lines, not the table.
+  // One endpoint moved: a few lines, not the table; at least as many operations as lines.
   expect(row.diffLines).toBeGreaterThan(0);
   expect(row.diffLines).toBeLessThan(60);
+  expect(row.diffOperations).toBeGreaterThanOrEqual(row.diffLines!);
+  expect(row.diffOperations).toBeLessThan(120);
 }
 interface LoadRatio {
   size: number;
@@ -163,7 +166,7 @@ describe('npm run bench', () => {
         'fast-load / map-only list, huge pages',
       ]);
       expect(stdout).toContain('fast-load / map-only at 12 Services, fresh: ');
-      expect(stdout).toMatch(/^12 +fast-load +diff loop .* list \d+\.\d\d s \+ diff \d+\.\d\d s \+ nft -f \d+\.\d\d s; \d+ lines$/m);
+      expect(stdout).toMatch(/^12 +fast-load +diff loop .* list \d+\.\d\d s \+ diff \d+\.\d\d s \+ nft -f \d+\.\d\d s; \d+ lines, \d+ operations$/m);
       // The diff for one moved endpoint is small; the compile is the whole table.
       const size = (command: string) => report.rows.find((x: { format: string; command: string }) => x.format === 'yaml' && x.command === command).outputBytes;
       expect(size('diff (1 endpoint moved)')).toBeLessThan(size('compile') / 2);
