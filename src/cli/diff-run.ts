@@ -67,14 +67,18 @@ function managedSets(o: NftDiffOptions, tables?: TableContents[]): readonly stri
 export async function runDiff(io: Io, files: string[], o: NftDiffOptions): Promise<ExitCode> {
   checkOutputFolders([['-o', o.output], ['--two-phase', o.twoPhase], ['--conntrack', o.conntrack]]);
   const live = o.live;
-  // A listing file is read (on a second thread, when large) while the snapshot compiles.
+  // A listing file is read (on a second thread, when large) while the snapshot compiles; a
+  // listing on standard input is read after it, so that with `nft -j list ruleset | kproxc
+  // diff --live - ...` the compile runs while nft is still listing.
   const pending = live === '-' ? null : startCompactRead(live, o.tableName, managedSets(o));
   let model: ModelResult;
   let compiled: ReturnType<typeof compileDesired> | undefined;
   try {
     model = loadModel(loadInputs(io, files), o.compile, o.strict);
-    // With the release known, the tables are made while the listing is read.
-    if (model.kubeProxyVersion) compiled = compileDesired(model, o, model.kubeProxyVersion.version);
+    // With the release known (or a layout that is the same in every release), the tables
+    // are made before the listing is read.
+    const release = model.kubeProxyVersion?.version ?? (layoutSpec(o.layout).followsRelease ? undefined : NEWEST_KUBE_PROXY);
+    if (release) compiled = compileDesired(model, o, release);
   } catch (e) {
     pending?.cancel();
     throw e;
