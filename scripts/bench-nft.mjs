@@ -3,7 +3,8 @@
 // ruleset` (what `diff` reads), loaded again over itself (full replace: the file's own
 // `add table; delete table; table {...}` prelude swaps the loaded table in one
 // transaction), then updated by the diff loop for one endpoint moved (list, `kproxc diff`,
-// `nft -f` of its transaction, timed end to end); and, but for the kube-proxy layout, loaded
+// `nft -f` of its transaction, timed end to end) and by the same loop in one pipe, the
+// endpoint moved back (`nft -j list ruleset | kproxc diff --live -`); and, but for the kube-proxy layout, loaded
 // fresh and listed again with nft's malloc on huge pages. Each command is timed under GNU time:
 // wall seconds and CPU seconds (user + system), the CPU being where the kernel's work is
 // counted and what moves least with the rest of a shared machine's load. The layouts are
@@ -25,9 +26,11 @@ export const LAYOUTS = ['kube-proxy', 'fast-load', 'map-only'];
 /** Whether kproxc makes (and so diffs) the layout: every one but the map-only yardstick. */
 const diffed = (layout) => layout !== 'map-only';
 // What each run measures: the load into a fresh namespace, the listing of it (what `diff`
-// reads), the load again over it (a full resync), and the diff loop for one moved endpoint;
+// reads), the load again over it (a full resync), and the diff loop for one moved endpoint
+// (listed to a file, and piped);
 // then the fresh load and the listing again with nft's malloc on huge pages (below).
-export const MODES = ['fresh', 'replace', 'list', 'diff loop', 'fresh, huge pages', 'list, huge pages'];
+export const MODES = ['fresh', 'replace', 'list', 'diff loop', 'diff loop, piped', 'fresh, huge pages', 'list, huge pages'];
+const LOOP_MODES = ['diff loop', 'diff loop, piped'];
 const HUGE_PAGE_MODES = ['fresh, huge pages', 'list, huge pages'];
 
 // glibc's malloc backed by transparent huge pages (glibc >= 2.35, THP "madvise" or
@@ -38,7 +41,7 @@ const HUGE_PAGES = ['env', 'GLIBC_TUNABLES=glibc.malloc.hugetlb=1'];
 const hugePagesMeasured = (layout) => layout !== 'kube-proxy';
 /** Whether a run of `layout` measures `mode`. */
 const measures = (layout, mode, loop) =>
-  (mode !== 'diff loop' || Boolean(loop && diffed(layout))) && (!HUGE_PAGE_MODES.includes(mode) || hugePagesMeasured(layout));
+  (!LOOP_MODES.includes(mode) || Boolean(loop && diffed(layout))) && (!HUGE_PAGE_MODES.includes(mode) || hugePagesMeasured(layout));
 // This benchmark's runs: the layouts loaded in run i of it share the batch `${BATCH}-${i}`.
 const BATCH = `${process.pid}-${Date.now()}`;
 // The ratios reported, run by run: how much faster fast-load is than kube-proxy's layout,
@@ -81,30 +84,50 @@ function operationCount(b) {
   return n;
 }
 
+/** A diff loop's result: wall time end to end, CPU of its processes, each step's wall time, its transaction's size. */
+function loopResult(t, steps, cpu, load, transactionFile) {
+  const wall = Number(process.hrtime.bigint() - t) / 1e9;
+  const transaction = fs.readFileSync(transactionFile);
+  return { wall: Number(wall.toFixed(4)), cpu: Number(cpu.toFixed(2)), load, steps, lines: lineCount(transaction), operations: operationCount(transaction) };
+}
+
 /**
  * The update cycle for one endpoint moved, as a node agent runs it against the table
- * loaded in `ns`: list the live table (`nft -j list ruleset`), `kproxc diff` the moved
- * snapshot against it in the same layout, apply the transaction with `nft -f`. Wall time
- * end to end, CPU of the three processes, and each step's wall time.
+ * loaded in `ns`: list the live table (`nft -j list ruleset`) to a file, `kproxc diff` the
+ * moved snapshot against it in the same layout, apply the transaction with `nft -f`.
  */
 async function diffLoop(ns, layout, loop) {
   const base = path.join(loop.dir, `loop-${process.pid}-${layout}`);
-  const t = process.hrtime.bigint();
-  const listed = await listRuleset(ns);
-  fs.writeFileSync(`${base}.json`, listed.stdout);
-  const diff = await timed(null, [process.execPath, loop.bin, 'diff', loop.moved, '--layout', layout, '--live', `${base}.json`, '-o', `${base}.nft`]);
-  const apply = await timedLoad(ns, `${base}.nft`);
-  const wall = Number(process.hrtime.bigint() - t) / 1e9;
-  const transaction = fs.readFileSync(`${base}.nft`);
-  for (const ext of ['json', 'nft']) fs.rmSync(`${base}.${ext}`, { force: true });
-  return {
-    wall: Number(wall.toFixed(4)),
-    cpu: Number((listed.cpu + diff.cpu + apply.cpu).toFixed(2)),
-    load: apply.load,
-    steps: { list: listed.wall, diff: diff.wall, apply: apply.wall },
-    lines: lineCount(transaction),
-    operations: operationCount(transaction),
-  };
+  try {
+    const t = process.hrtime.bigint();
+    const listed = await listRuleset(ns);
+    fs.writeFileSync(`${base}.json`, listed.stdout);
+    const diff = await timed(null, [process.execPath, loop.bin, 'diff', loop.moved, '--layout', layout, '--live', `${base}.json`, '-o', `${base}.nft`]);
+    const apply = await timedLoad(ns, `${base}.nft`);
+    return loopResult(t, { list: listed.wall, diff: diff.wall, apply: apply.wall }, listed.cpu + diff.cpu + apply.cpu, apply.load, `${base}.nft`);
+  } finally {
+    for (const ext of ['json', 'nft']) fs.rmSync(`${base}.${ext}`, { force: true });
+  }
+}
+
+const shellWord = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The same cycle in one pipe, `nft -j list ruleset | kproxc diff --live - ...`, then `nft
+ * -f` of the transaction: kproxc compiles the snapshot while nft lists (docs/diff.md).
+ * Run after diffLoop on the same table, it moves the endpoint back (to the base snapshot).
+ */
+async function pipedDiffLoop(ns, layout, loop) {
+  const out = path.join(loop.dir, `loop-${process.pid}-${layout}-piped.nft`);
+  try {
+    const t = process.hrtime.bigint();
+    const diff = [process.execPath, loop.bin, 'diff', loop.base, '--layout', layout, '--live', '-', '-o', out].map(shellWord).join(' ');
+    const piped = await timed(ns, ['sh', '-c', `nft -j list ruleset | ${diff}`]);
+    const apply = await timedLoad(ns, out);
+    return loopResult(t, { 'list | diff': piped.wall, apply: apply.wall }, piped.cpu + apply.cpu, apply.load, out);
+  } finally {
+    fs.rmSync(out, { force: true });
+  }
 }
 
 /**
@@ -120,7 +143,8 @@ async function loadRun(layout, file, listing, loop, batch) {
     if (listing) listing(fresh, { stdout });
     const replace = await timedLoad(ns, file);
     const r = { batch, fresh, replace, list: { ...list, bytes: stdout.length } };
-    return measures(layout, 'diff loop', loop) ? { ...r, 'diff loop': await diffLoop(ns, layout, loop) } : r;
+    if (!measures(layout, 'diff loop', loop)) return r;
+    return { ...r, 'diff loop': await diffLoop(ns, layout, loop), 'diff loop, piped': await pipedDiffLoop(ns, layout, loop) };
   });
   if (!hugePagesMeasured(layout)) return r;
   return withNamespace(async (ns) => {
@@ -229,11 +253,16 @@ export function loadRows(size, layouts) {
 /** What a mode's row says besides its times: the listing's size; the loop's steps and transaction. */
 function modeDetail(mode, runs) {
   if (mode.startsWith('list')) return { listingBytes: median(runs.map((r) => r.bytes)) };
-  if (mode !== 'diff loop') return {};
+  if (!LOOP_MODES.includes(mode)) return {};
   const step = (k) => median(runs.map((r) => r.steps[k]));
-  // Runs cached before operations were counted have none: then the lines alone.
+  if (mode === 'diff loop, piped') return { steps: { 'list | diff': step('list | diff'), apply: step('apply') }, ...transactionSize(runs) };
+  return { steps: { list: step('list'), diff: step('diff'), apply: step('apply') }, ...transactionSize(runs) };
+}
+
+/** The loop's transaction: its lines and operations (runs cached before operations were counted: the lines alone). */
+function transactionSize(runs) {
   const operations = runs.every((r) => r.operations !== undefined) ? median(runs.map((r) => r.operations)) : undefined;
-  return { steps: { list: step('list'), diff: step('diff'), apply: step('apply') }, diffLines: median(runs.map((r) => r.lines)), diffOperations: operations };
+  return { diffLines: median(runs.map((r) => r.lines)), diffOperations: operations };
 }
 
 /**
@@ -256,7 +285,9 @@ const times = (x) => (x === null ? 'no ratio (under 0.01 s)' : `${x.toFixed(x < 
 /** A row's last column: what was listed, or the diff loop's steps. */
 function detail(r) {
   if (r.mode.startsWith('list')) return `listing ${(r.listingBytes / 1e6).toFixed(1)} MB`;
-  if (r.mode === 'diff loop') return `list ${r.steps.list.toFixed(2)} s + diff ${r.steps.diff.toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${r.diffLines} lines${r.diffOperations === undefined ? '' : `, ${r.diffOperations} operations`}`;
+  const size = () => `${r.diffLines} lines${r.diffOperations === undefined ? '' : `, ${r.diffOperations} operations`}`;
+  if (r.mode === 'diff loop') return `list ${r.steps.list.toFixed(2)} s + diff ${r.steps.diff.toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${size()}`;
+  if (r.mode === 'diff loop, piped') return `list | diff ${r.steps['list | diff'].toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${size()}`;
   return '';
 }
 
@@ -279,7 +310,8 @@ export function formatLoads(rows, ratios, skipped) {
   if (rows.length) {
     lines.push(
       'nft into a private namespace: fresh (nft -f, table absent), list (nft -j list ruleset of it, what diff reads), replace (the same file over the loaded table),',
-      'diff loop (one endpoint moved: nft -j list ruleset, kproxc diff in the same layout, nft -f of its transaction, end to end); CPU = user + system of the processes;',
+      'diff loop (one endpoint moved: nft -j list ruleset, kproxc diff in the same layout, nft -f of its transaction, end to end),',
+      'diff loop, piped (the endpoint moved back, nft -j list ruleset | kproxc diff --live -: the compile runs while nft lists); CPU = user + system of the processes;',
       `huge pages: fresh and list again, nft run as ${HUGE_PAGES.slice(1).join(' ')} nft ... (glibc's malloc on transparent huge pages)`,
     );
     lines.push(line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line));
