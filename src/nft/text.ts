@@ -182,13 +182,22 @@ function ruleAddLine(table: string, r: Rule): string {
 }
 
 export function writeElementLine(o: TextOut, verb: 'add' | 'delete', table: string, s: NftSet, e: Element): void {
+  writeElementsLine(o, verb, table, s, [e]);
+}
+
+/** `VERB element TABLE SET { E1, E2, ... }`: elements of one set in one command, on one line. */
+function writeElementsLine(o: TextOut, verb: 'add' | 'delete', table: string, s: NftSet, elements: readonly Element[]): void {
   o.str(verb);
   o.str(' element ');
   o.str(table);
   o.str(' ');
   o.str(s.name);
-  o.str(' ');
-  writeElement(o, e, verb === 'add');
+  o.str(' { ');
+  elements.forEach((e, i) => {
+    if (i > 0) o.str(', ');
+    writeElementMember(o, e, verb === 'add');
+  });
+  o.str(' }');
 }
 
 /**
@@ -232,8 +241,10 @@ function writeBlock(o: TextOut, table: string, s: NftSet, count: number, member:
   o.str('}');
 }
 
-const elementLine = (verb: 'add' | 'delete', table: string, s: NftSet, e: Element): string =>
-  printed((o) => writeElementLine(o, verb, table, s, e));
+type ElementOp = Extract<Op, { t: 'element' }>;
+
+const elementsLine = (ops: readonly ElementOp[]): string =>
+  printed((o) => writeElementsLine(o, ops[0].verb, tableWords(ops[0].table), ops[0].set, ops.map((op) => op.element)));
 
 export function opText(op: Op): string {
   switch (op.t) {
@@ -247,33 +258,13 @@ export function opText(op: Op): string {
       if (op.verb === 'delete') return `delete rule ${tableWords(op.table)} ${op.rule.chain} handle ${op.rule.handle}`;
       return ruleAddLine(tableWords(op.table), op.rule);
     case 'element':
-      return elementLine(op.verb, tableWords(op.table), op.set, op.element);
+      return elementsLine([op]);
   }
 }
-
-type ElementOp = Extract<Op, { t: 'element' }>;
 
 /** Whether `b` adds to or deletes from the same set as `a`, so that one command can do both. */
 const sameElementCommand = (a: ElementOp, b: Op): b is ElementOp =>
   b.t === 'element' && b.verb === a.verb && b.set.name === a.set.name && b.table.family === a.table.family && b.table.name === a.table.name;
-
-/** `VERB element TABLE SET { E1, E2, ... }`: several elements of one set in one command. */
-function elementsLine(ops: readonly ElementOp[]): string {
-  const first = ops[0];
-  return printed((o) => {
-    o.str(first.verb);
-    o.str(' element ');
-    o.str(tableWords(first.table));
-    o.str(' ');
-    o.str(first.set.name);
-    o.str(' { ');
-    ops.forEach((op, i) => {
-      if (i > 0) o.str(', ');
-      writeElementMember(o, op.element, op.verb === 'add');
-    });
-    o.str(' }');
-  });
-}
 
 /**
  * The whole transaction as text, ending in a newline: one line per operation, except that
@@ -292,7 +283,7 @@ export function transactionText(tx: Transaction): string {
     }
     let end = i + 1;
     while (end < tx.length && sameElementCommand(op, tx[end])) end++;
-    lines.push(end - i === 1 ? opText(op) : elementsLine(tx.slice(i, end) as ElementOp[]));
+    lines.push(elementsLine(tx.slice(i, end) as ElementOp[]));
     i = end;
   }
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
