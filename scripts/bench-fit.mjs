@@ -32,7 +32,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clusterObjects, makeCluster, renderSnapshot } from './gen-snapshot.mjs';
 import { LAYOUTS } from './bench-nft.mjs';
-import { readJson, sha, timedLoad, withNamespace, writeJson } from './bench-netns.mjs';
+import { readJson, sha, shellWord, timedLoad, withNamespace, writeJson } from './bench-netns.mjs';
 import { fitCost, formatData } from './bench-fit-model.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -183,11 +183,6 @@ async function main() {
     fs.writeFileSync(DATA, formatData(fit, { machine, command: ['node scripts/bench-fit.mjs', ...process.argv.slice(2).map(shellWord)].join(' '), date: new Date().toISOString().slice(0, 10), points: pointList(rows) }));
     console.error(`wrote ${path.relative(ROOT, DATA)}`);
   }
-}
-
-/** An argument as a shell reads it back: quoted when empty or holding more than plain characters. */
-function shellWord(a) {
-  return /^[\w,.=\/-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

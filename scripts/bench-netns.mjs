@@ -99,6 +99,11 @@ export async function timedLoad(ns, file, prefix = []) {
   return t;
 }
 
+/** An argument as a shell reads it back: quoted when empty or holding more than plain characters. */
+export function shellWord(a) {
+  return /^[\w,.=\/-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`;
+}
+
 export const sha = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
 export function readJson(file) {

@@ -17,7 +17,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readJson, sha, timed, timedLoad, withNamespace, writeJson } from './bench-netns.mjs';
+import { readJson, sha, shellWord, timed, timedLoad, withNamespace, writeJson } from './bench-netns.mjs';
 
 // map-only is not kproxc's: the hand-made yardstick of scripts/map-only-table.mjs (the same
 // Services, endpoints in one map per protocol, no affinity), loaded beside fast-load so that
@@ -109,8 +109,6 @@ async function diffLoop(ns, layout, loop) {
     for (const ext of ['json', 'nft']) fs.rmSync(`${base}.${ext}`, { force: true });
   }
 }
-
-const shellWord = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * The same cycle in one pipe, `nft -j list ruleset | kproxc diff --live - ...`, then `nft
