@@ -55,14 +55,10 @@ function writeKeyPart(o: TextOut, p: KeyPart): void {
   else o.num(p.n);
 }
 
-/** `{ key comment "c" : verdict }` for add; just `{ key }` for delete (nft ignores the rest). */
-export function writeElement(o: TextOut, e: Element, forAdd: boolean): void {
-  o.str('{ ');
-  writeElementMember(o, e, forAdd);
-  o.str(' }');
-}
-
-/** An element inside the braces: `key comment "c" : verdict` (add) or `key` (delete). */
+/**
+ * An element inside the braces: `key comment "c" : verdict` for add; just `key` for delete
+ * (nft ignores the rest).
+ */
 function writeElementMember(o: TextOut, e: Element, forAdd: boolean): void {
   for (let i = 0; i < e.key.length; i++) {
     if (i > 0) o.str(' . ');
@@ -84,8 +80,6 @@ function writeData(o: TextOut, data: KeyPart[]): void {
     writeKeyPart(o, data[i]);
   }
 }
-
-export const elementText = (e: Element, forAdd: boolean): string => printed((o) => writeElement(o, e, forAdd));
 
 /** `{ type ... ; flags ... ; timeout Ns ; comment "..." ; }` */
 export function writeSetSpec(o: TextOut, s: NftSet): void {
