@@ -30,7 +30,9 @@ const diffed = (layout) => layout !== 'map-only';
 // (listed to a file, and piped);
 // then the fresh load and the listing again with nft's malloc on huge pages (below).
 export const MODES = ['fresh', 'replace', 'list', 'diff loop', 'diff loop, piped', 'fresh, huge pages', 'list, huge pages'];
-const LOOP_MODES = ['diff loop', 'diff loop, piped'];
+// Each diff loop's timed steps, in order (piped, the listing and the diff are one step).
+const LOOP_STEPS = { 'diff loop': ['list', 'diff', 'apply'], 'diff loop, piped': ['list | diff', 'apply'] };
+const LOOP_MODES = Object.keys(LOOP_STEPS);
 const HUGE_PAGE_MODES = ['fresh, huge pages', 'list, huge pages'];
 
 // glibc's malloc backed by transparent huge pages (glibc >= 2.35, THP "madvise" or
@@ -252,9 +254,8 @@ export function loadRows(size, layouts) {
 function modeDetail(mode, runs) {
   if (mode.startsWith('list')) return { listingBytes: median(runs.map((r) => r.bytes)) };
   if (!LOOP_MODES.includes(mode)) return {};
-  const step = (k) => median(runs.map((r) => r.steps[k]));
-  if (mode === 'diff loop, piped') return { steps: { 'list | diff': step('list | diff'), apply: step('apply') }, ...transactionSize(runs) };
-  return { steps: { list: step('list'), diff: step('diff'), apply: step('apply') }, ...transactionSize(runs) };
+  const steps = Object.fromEntries(LOOP_STEPS[mode].map((k) => [k, median(runs.map((r) => r.steps[k]))]));
+  return { steps, ...transactionSize(runs) };
 }
 
 /** The loop's transaction: its lines and operations (runs cached before operations were counted: the lines alone). */
@@ -283,10 +284,9 @@ const times = (x) => (x === null ? 'no ratio (under 0.01 s)' : `${x.toFixed(x < 
 /** A row's last column: what was listed, or the diff loop's steps. */
 function detail(r) {
   if (r.mode.startsWith('list')) return `listing ${(r.listingBytes / 1e6).toFixed(1)} MB`;
-  const size = () => `${r.diffLines} lines${r.diffOperations === undefined ? '' : `, ${r.diffOperations} operations`}`;
-  if (r.mode === 'diff loop') return `list ${r.steps.list.toFixed(2)} s + diff ${r.steps.diff.toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${size()}`;
-  if (r.mode === 'diff loop, piped') return `list | diff ${r.steps['list | diff'].toFixed(2)} s + nft -f ${r.steps.apply.toFixed(2)} s; ${size()}`;
-  return '';
+  if (!LOOP_MODES.includes(r.mode)) return '';
+  const steps = LOOP_STEPS[r.mode].map((k) => `${k === 'apply' ? 'nft -f' : k} ${r.steps[k].toFixed(2)} s`).join(' + ');
+  return `${steps}; ${r.diffLines} lines${r.diffOperations === undefined ? '' : `, ${r.diffOperations} operations`}`;
 }
 
 /** The loads as a table: a row per layout and mode, then the layouts' ratios per mode. */
