@@ -4,7 +4,7 @@
 // so this module imports nothing that imports the kinds, and any of them may be loaded first.
 import { assertNever } from '../diag/diagnostic.js';
 import { parseCIDR, parseIP } from '../net/ip.js';
-import type { Expr, Value, Verdict } from './expr.js';
+import { ctValue, type Expr, type Value, type Verdict } from './expr.js';
 import type { Json } from './expr-json.js';
 import { rangeToCIDRs } from './intervals.js';
 
@@ -31,8 +31,18 @@ export function readExpr(j: Json): Expr | null {
     return key ? { t: 'meta', key } : null;
   }
   if (isObj(j.ct)) {
-    const key = oneOf(j.ct.key, ['state', 'status'] as const);
+    if (j.ct.dir === 'original') {
+      const key = oneOf(j.ct.key, ['ip daddr', 'ip6 daddr', 'proto-dst'] as const);
+      return key ? { t: 'ct-original', key } : null;
+    }
+    const key = j.ct.dir === undefined ? oneOf(j.ct.key, ['state', 'status', 'direction'] as const) : null;
     return key ? { t: 'ct', key } : null;
+  }
+  if (isObj(j.jhash)) {
+    const { mod, seed, offset } = j.jhash;
+    const key = readExpr(j.jhash.expr);
+    const noOffset = offset === undefined || offset === 0;
+    return key && typeof mod === 'number' && mod > 0 && typeof seed === 'number' && noOffset ? { t: 'jhash', key, mod, seed } : null;
   }
   if (isObj(j.fib)) {
     const flags = j.fib.flags;
@@ -92,9 +102,14 @@ export function readValue(left: Expr, j: Json): Value | null {
   if (typeof j === 'string' && j.startsWith('@')) return { t: 'setref', name: j.slice(1) };
   switch (left.t) {
     case 'ct': {
-      const flag = left.key === 'state' ? 'new' : 'dnat';
-      return j === flag ? { t: 'sym', s: flag } : null;
+      const flag = ctValue(left.key, j);
+      return flag ? { t: 'sym', s: flag } : null;
     }
+    case 'ct-original':
+      if (left.key === 'proto-dst') return typeof j === 'number' ? { t: 'num', n: j } : null;
+      return readAddressValue(j);
+    case 'jhash':
+      return typeof j === 'number' ? { t: 'num', n: j } : null;
     case 'fib':
       return j === 'local' ? { t: 'sym', s: 'local' } : null;
     case 'meta':

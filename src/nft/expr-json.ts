@@ -16,6 +16,10 @@ export function exprJson(e: Expr): Json {
       return { meta: { key: e.key } };
     case 'ct':
       return { ct: { key: e.key } };
+    case 'ct-original':
+      return { ct: { key: e.key, dir: 'original' } };
+    case 'jhash':
+      return { jhash: { mod: e.mod, seed: e.seed, expr: exprJson(e.key) } };
     case 'fib':
       return { fib: { result: e.result, flags: [e.flag] } };
     case 'concat':

@@ -4,7 +4,7 @@
 // imports the kinds, and any of them may be loaded first.
 import { assertNever } from '../diag/diagnostic.js';
 import { parseCIDR, parseIP } from '../net/ip.js';
-import type { Expr, Value, Verdict } from './expr.js';
+import { ctValue, type Expr, type Value, type Verdict } from './expr.js';
 import { markHex } from './expr-text.js';
 
 type PayloadProto = Extract<Expr, { t: 'payload' }>['proto'];
@@ -77,8 +77,23 @@ function primary(t: Tokens): Expr {
       return { t: 'meta', key: 'iifname' };
     case 'ct': {
       const key = t.next();
-      if (key !== 'state' && key !== 'status') throw NOT_OURS;
-      return { t: 'ct', key };
+      if (key === 'state' || key === 'status' || key === 'direction') return { t: 'ct', key };
+      if (key !== 'original') throw NOT_OURS;
+      const field = t.next();
+      if (field === 'proto-dst') return { t: 'ct-original', key: field };
+      if (field !== 'ip' && field !== 'ip6') throw NOT_OURS;
+      t.expect('daddr');
+      return { t: 'ct-original', key: `${field} daddr` };
+    }
+    case 'jhash': {
+      const key = expr(t);
+      t.expect('mod');
+      const mod = number(t.next());
+      t.expect('seed');
+      const seed = t.next();
+      // nft prints the seed in hex without padding: 0x0, 0x2a.
+      if (!/^0x[0-9a-f]+$/.test(seed) || `0x${parseInt(seed.slice(2), 16).toString(16)}` !== seed) throw NOT_OURS;
+      return { t: 'jhash', key, mod, seed: parseInt(seed.slice(2), 16) };
     }
     case 'fib': {
       const flag = t.next();
@@ -132,10 +147,15 @@ export function value(t: Tokens, left: Expr): Value {
   if (w.startsWith('@')) return { t: 'setref', name: name(w.slice(1)) };
   switch (left.t) {
     case 'ct': {
-      const flag = left.key === 'state' ? 'new' : 'dnat';
-      if (w !== flag) throw NOT_OURS;
+      const flag = ctValue(left.key, w);
+      if (!flag) throw NOT_OURS;
       return { t: 'sym', s: flag };
     }
+    case 'ct-original':
+      if (left.key === 'proto-dst') return { t: 'num', n: number(w) };
+      return w === '{' ? anonymousSet(t) : address(w);
+    case 'jhash':
+      return { t: 'num', n: number(w) };
     case 'fib':
       if (w !== 'local') throw NOT_OURS;
       return { t: 'sym', s: 'local' };

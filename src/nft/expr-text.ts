@@ -72,7 +72,20 @@ export function writeExpr(o: TextOut, e: Expr): void {
       o.str(e.key === 'l4proto' ? 'meta l4proto' : e.key);
       return;
     case 'ct':
-      o.str(e.key === 'state' ? 'ct state' : 'ct status');
+      o.str('ct ');
+      o.str(e.key);
+      return;
+    case 'ct-original':
+      o.str('ct original ');
+      o.str(e.key);
+      return;
+    case 'jhash':
+      o.str('jhash ');
+      writeExpr(o, e.key);
+      o.str(' mod ');
+      o.num(e.mod);
+      o.str(' seed 0x');
+      o.str(e.seed.toString(16));
       return;
     case 'fib':
       o.str('fib ');

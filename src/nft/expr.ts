@@ -13,8 +13,21 @@ export type Verdict =
 export type Expr =
   | { t: 'payload'; proto: 'ip' | 'ip6' | 'th' | 'tcp' | 'udp' | 'sctp'; field: 'saddr' | 'daddr' | 'dport' }
   | { t: 'meta'; key: 'l4proto' | 'mark' | 'iifname' }
-  /** `ct state` (compared with `new`), `ct status` (with `dnat`: the connection's destination was translated). */
-  | { t: 'ct'; key: 'state' | 'status' }
+  /**
+   * `ct state` (compared with `new`), `ct status` (a flag of it: `dnat`, the connection's
+   * destination was translated; `confirmed`, a packet of it has left the node's hooks
+   * before), `ct direction` (with `original`: a packet from the side that opened it).
+   * `ct state` and `ct status` are bitmasks: `==` tests that the flag is set, `!=` that it
+   * is clear (nft: `ct status dnat`, `ct status ! confirmed`).
+   */
+  | { t: 'ct'; key: 'state' | 'status' | 'direction' }
+  /** `ct original ip daddr`, `ct original proto-dst`: the connection's destination as it was opened, before any NAT. */
+  | { t: 'ct-original'; key: 'ip daddr' | 'ip6 daddr' | 'proto-dst' }
+  /**
+   * `jhash KEY mod M seed S`: the kernel's jhash of the key's bytes, scaled to 0..M-1
+   * (fast-load's affinity records: jhash.ts computes it for an endpoint).
+   */
+  | { t: 'jhash'; key: Expr; mod: number; seed: number }
   | { t: 'fib'; flag: 'saddr' | 'daddr'; result: 'type' }
   | { t: 'concat'; parts: Expr[] }
   | { t: 'and'; left: Expr; mask: number }
@@ -26,7 +39,7 @@ export type Value =
   | { t: 'ip'; ip: IP }
   | { t: 'prefix'; cidr: CIDR }
   | { t: 'num'; n: number }
-  | { t: 'sym'; s: 'new' | 'dnat' | 'local' | 'tcp' | 'udp' | 'sctp' }
+  | { t: 'sym'; s: 'new' | 'dnat' | 'confirmed' | 'original' | 'local' | 'tcp' | 'udp' | 'sctp' }
   | { t: 'str'; s: string } // quoted: interface names (with a trailing * wildcard)
   | { t: 'setref'; name: string }
   | { t: 'anonset'; items: Value[] };
@@ -58,6 +71,18 @@ export type Stmt =
   | { t: 'map-addr-dnat'; key: Expr; map: string; port: number }
   | { t: 'update'; set: string; key: Expr; timeoutSeconds?: number }
   | { t: 'reject' };
+
+/** What a `ct` key is compared with in kproxc's rules: `ct state new`, `ct status dnat`, `ct status ! confirmed`, `ct direction original`. */
+export function ctValue(key: Extract<Expr, { t: 'ct' }>['key'], word: unknown): 'new' | 'dnat' | 'confirmed' | 'original' | null {
+  switch (key) {
+    case 'state':
+      return word === 'new' ? word : null;
+    case 'status':
+      return word === 'dnat' || word === 'confirmed' ? word : null;
+    case 'direction':
+      return word === 'original' ? word : null;
+  }
+}
 
 // Small constructors, so that backends read like the rules they make.
 export const payload = (proto: 'ip' | 'ip6' | 'th' | 'tcp' | 'udp' | 'sctp', field: 'saddr' | 'daddr' | 'dport'): Expr => ({

@@ -54,9 +54,13 @@ function exprSetRefs(e: Expr, set: (name: string) => void): void {
     case 'and':
       exprSetRefs(e.left, set);
       return;
+    case 'jhash':
+      exprSetRefs(e.key, set);
+      return;
     case 'payload':
     case 'meta':
     case 'ct':
+    case 'ct-original':
     case 'fib':
     case 'numgen':
       return;

@@ -25,8 +25,8 @@ import type { TraceResult } from '../../src/trace/result.js';
 /**
  * A lookup of a client in an affinity set, and the endpoint it sends the client to, as
  * "Service port endpoint-address:port": kube-proxy's `KEY @SET goto endpoint-...` (the
- * endpoint chain's name says which), or fast-load's `KEY @SET update ... dnat to EP` in a
- * Service chain (the chain's name says the Service port, the DNAT the endpoint).
+ * endpoint chain's name says which), or fast-load's `KEY @SET ... dnat to EP` in a Service
+ * chain (the chain's name says the Service port, the DNAT the endpoint).
  */
 interface Reader {
   key: ExprFn;
@@ -79,7 +79,7 @@ function affinityReaders(t: TableContents): Map<string, Reader[]> {
   return out;
 }
 
-/** Where a lookup's rule sends a client it finds: `goto endpoint-...`, or an update and a DNAT in a Service port's chain. */
+/** Where a lookup's rule sends a client it finds: `goto endpoint-...`, or a DNAT in a Service port's chain. */
 function endpointOf(chain: string, rest: Stmt[]): string | undefined {
   const [v] = rest;
   if (rest.length === 1 && v.t === 'verdict' && 'target' in v.v) {
@@ -88,7 +88,7 @@ function endpointOf(chain: string, rest: Stmt[]): string | undefined {
   }
   const dnat = rest.find((st) => st.t === 'dnat');
   const sp = parseServicePortChain(chain);
-  if (!dnat || dnat.t !== 'dnat' || !sp || !rest.some((st) => st.t === 'update')) return undefined;
+  if (!dnat || dnat.t !== 'dnat' || !sp) return undefined;
   return `${servicePortKey(sp.id)} ${hostPort(dnat.ip, dnat.port)}`;
 }
 
@@ -115,7 +115,7 @@ export function layoutPair(name: string, text: string, opts: CompileOptions): La
 }
 
 function probeState(p: TracePacket): PacketState {
-  return { protocol: p.protocol, saddr: p.src, daddr: p.dst, sport: p.sport, dport: p.dport, iif: '', mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
+  return { protocol: p.protocol, saddr: p.src, daddr: p.dst, sport: p.sport, dport: p.dport, original: { daddr: p.dst, dport: p.dport }, iif: '', mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
 }
 
 /**

@@ -34,7 +34,12 @@ const leafExprArb: fc.Arbitrary<Expr> = fc.oneof(
     field: fc.constantFrom('saddr', 'daddr', 'dport') as fc.Arbitrary<'saddr'>,
   }),
   fc.record({ t: fc.constant('meta' as const), key: fc.constantFrom('l4proto', 'mark', 'iifname') as fc.Arbitrary<'mark'> }),
-  fc.constantFrom<Expr>({ t: 'ct', key: 'state' }, { t: 'ct', key: 'status' }),
+  fc.constantFrom<Expr>({ t: 'ct', key: 'state' }, { t: 'ct', key: 'status' }, { t: 'ct', key: 'direction' }),
+  fc.constantFrom<Expr>({ t: 'ct-original', key: 'ip daddr' }, { t: 'ct-original', key: 'ip6 daddr' }, { t: 'ct-original', key: 'proto-dst' }),
+  // fast-load's affinity records: the jhash of the destination after NAT.
+  fc
+    .tuple(fc.constantFrom('ip', 'ip6') as fc.Arbitrary<'ip'>, fc.constantFrom('tcp', 'udp', 'sctp', 'th') as fc.Arbitrary<'tcp'>, fc.integer({ min: 1, max: 0x7fffffff }), fc.integer({ min: 0, max: 0xffffffff }))
+    .map(([family, proto, mod, seed]): Expr => ({ t: 'jhash', key: { t: 'concat', parts: [{ t: 'payload', proto: family, field: 'daddr' }, { t: 'payload', proto, field: 'dport' }] }, mod, seed })),
   fc.record({ t: fc.constant('fib' as const), flag: fc.constantFrom('saddr', 'daddr') as fc.Arbitrary<'saddr'>, result: fc.constant('type' as const) }),
   fc.integer({ min: 1, max: 64 }).map((mod): Expr => ({ t: 'numgen', mod })),
   // A constant in a key (fast-load's affinity set): offsets below 2^31, as kproxc writes them.
@@ -57,7 +62,13 @@ function valueFor(left: Expr): fc.Arbitrary<Value> {
   const ref = nameArb.map((name): Value => ({ t: 'setref', name }));
   switch (left.t) {
     case 'ct':
-      return fc.oneof(fc.constant<Value>({ t: 'sym', s: left.key === 'state' ? 'new' : 'dnat' }), ref);
+      if (left.key === 'status') return fc.oneof(fc.constantFrom<Value>({ t: 'sym', s: 'dnat' }, { t: 'sym', s: 'confirmed' }), ref);
+      return fc.oneof(fc.constant<Value>({ t: 'sym', s: left.key === 'state' ? 'new' : 'original' }), ref);
+    case 'ct-original':
+      if (left.key === 'proto-dst') return fc.oneof(fc.integer({ min: 0, max: 65535 }).map((n): Value => ({ t: 'num', n })), ref);
+      return fc.oneof(addressValueArb(left.key === 'ip6 daddr'), ref);
+    case 'jhash':
+      return fc.integer({ min: 0, max: 0x7ffffffe }).map((n): Value => ({ t: 'num', n }));
     case 'fib':
       return fc.oneof(fc.constant<Value>({ t: 'sym', s: 'local' }), ref);
     case 'meta':

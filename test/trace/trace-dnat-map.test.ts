@@ -17,7 +17,7 @@ const NODE = { ip: '192.168.0.2', ip6: 'fd00:192::2' };
 const OUTSIDE = { ip: '192.168.7.7', ip6: 'fd00:192::7' };
 
 function packet(src: string, dst: string, dport: number, iif = 'eth0'): PacketState {
-  return { protocol: 'tcp', saddr: parseIP(src)!, daddr: parseIP(dst)!, sport: 40000, dport, iif, mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
+  return { protocol: 'tcp', saddr: parseIP(src)!, daddr: parseIP(dst)!, sport: 40000, dport, original: { daddr: parseIP(dst)!, dport }, iif, mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
 }
 
 function trace(family: Family, s: PacketState): Branch[] {

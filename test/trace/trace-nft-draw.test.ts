@@ -29,7 +29,7 @@ const setMark = (value: number): Stmt => ({ t: 'mark-set', op: 'or', value });
 const dnat = (addr: string): Stmt => ({ t: 'dnat', ip: ip(addr), port: 8080 });
 
 function state(src = '10.0.0.2'): PacketState {
-  return { protocol: 'tcp', saddr: ip(src), daddr: ip('172.30.0.41'), sport: 40000, dport: 80, iif: 'eth0', mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
+  return { protocol: 'tcp', saddr: ip(src), daddr: ip('172.30.0.41'), sport: 40000, dport: 80, original: { daddr: ip('172.30.0.41'), dport: 80 }, iif: 'eth0', mark: 0, hook: 'prerouting', masqueraded: false, added: new Map(), path: [] };
 }
 
 function table(chains: Record<string, BaseChainSpec | null>, rules: [string, Stmt[]][]): TableContents {

@@ -35,6 +35,7 @@ function state(p: { src: string; dst: string; dport?: number; protocol?: L4Proto
     daddr: ip(p.dst),
     sport: 40000,
     dport: p.dport ?? 80,
+    original: { daddr: ip(p.dst), dport: p.dport ?? 80 },
     iif: p.iif ?? 'eth0',
     mark: 0,
     hook: p.hook ?? 'prerouting',

@@ -76,6 +76,7 @@ function traceOne(t: FamilyTracer | undefined, packet: TracePacket): TraceResult
     daddr: packet.dst,
     sport: packet.sport,
     dport: packet.dport,
+    original: { daddr: packet.dst, dport: packet.dport },
     iif,
     mark: 0,
     hook: sentByNode ? 'output' : 'prerouting',

@@ -3,7 +3,7 @@
 // elements indexed by key, base chains grouped by hook in priority order.
 import { InternalError } from '../../diag/diagnostic.js';
 import { ruleStmts, type BaseChainSpec, type Element, type Hook } from '../../nft/objects.js';
-import type { Stmt } from '../../nft/expr.js';
+import type { Expr, Stmt } from '../../nft/expr.js';
 import { keyString, type TableContents } from '../../nft/ruleset.js';
 import { ruleBodyText } from '../../nft/text.js';
 import { hostPort } from '../packet.js';
@@ -87,9 +87,12 @@ export function compileProgram(t: TableContents): Program {
 }
 
 /**
- * The `update`s that a connection DNATed to each endpoint ran: those of a rule that DNATs
- * (fast-load's Service chains with affinity: update and DNAT in one rule), else those of a
- * chain that DNATs (kube-proxy's endpoint chains: an update rule, then the DNAT rule).
+ * What a connection DNATed to each endpoint wrote into the affinity sets: the `update`s of a
+ * rule that DNATs (update and DNAT in one rule), else those of a chain that DNATs
+ * (kube-proxy's endpoint chains: an update rule, then the DNAT rule). fast-load's lookups
+ * that DNAT (`KEY @affinity ... dnat to E`) are written after NAT, by a recording chain that
+ * computes the same KEY from the connection (the client, the Service port's constant, the
+ * kernel's jhash of E): the lookup's own key is what an earlier connection to E left.
  */
 function affinityWriters(t: TableContents): Map<string, AffinityWriter[]> {
   const writers = new Map<string, AffinityWriter[]>();
@@ -103,17 +106,34 @@ function affinityWriters(t: TableContents): Map<string, AffinityWriter[]> {
     }
   };
   const updatesOf = (stmts: Stmt[]) => stmts.flatMap((st) => (st.t === 'update' ? [{ set: st.set, key: compileExpr(st.key) }] : []));
+  const dnats = (stmts: Stmt[]) => stmts.some((st) => st.t === 'dnat' || st.t === 'numgen-dnat');
   for (const c of t.chains) {
     const rules = c.rules.map((r) => ruleStmts(r));
-    const inRule = rules.filter((stmts) => stmts.some((st) => st.t === 'update') && stmts.some((st) => st.t === 'dnat' || st.t === 'numgen-dnat'));
+    const inRule = rules.filter((stmts) => stmts.some((st) => st.t === 'update') && dnats(stmts));
+    const lookups = rules.filter((stmts) => !stmts.some((st) => st.t === 'update') && dnats(stmts) && clientLookup(stmts) !== undefined);
+    for (const stmts of lookups) {
+      const m = clientLookup(stmts)!;
+      add(stmts, [{ set: m.set, key: compileExpr(m.key) }]);
+    }
     if (inRule.length > 0) {
       // A rule's update goes with its own DNAT; the same endpoint's rules write the same key once.
       for (const stmts of inRule) add(stmts, updatesOf(stmts));
       continue;
     }
+    if (lookups.length > 0) continue;
     const stmts = rules.flat();
     const updates = updatesOf(stmts);
     if (updates.length > 0) add(stmts, updates);
   }
   return writers;
+}
+
+/** A rule's lookup of the client in a named set (its key reads the source address), if it has one. */
+function clientLookup(stmts: Stmt[]): { set: string; key: Expr } | undefined {
+  for (const st of stmts) {
+    if (st.t !== 'match' || st.op !== '==' || st.right.t !== 'setref') continue;
+    const parts = st.left.t === 'concat' ? st.left.parts : [st.left];
+    if (parts.some((p) => p.t === 'payload' && p.field === 'saddr')) return { set: st.right.name, key: st.left };
+  }
+  return undefined;
 }

@@ -22,6 +22,13 @@ export interface PacketState {
   iif: string;
   mark: number;
   hook: Hook;
+  /** The destination the connection was opened to, before any NAT (`ct original ip daddr`, `ct original proto-dst`). */
+  original: { daddr: IP; dport: number };
+  /**
+   * The connection's confirmed bit (`ct status confirmed`): set once its first packet has
+   * left the hooks (postrouting, out or back in through loopback).
+   */
+  confirmed?: boolean;
   /** The destination after DNAT, when a DNAT statement ran. */
   dnat?: { ip: IP; port: number };
   /**

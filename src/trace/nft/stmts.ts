@@ -8,7 +8,7 @@ import type { Element } from '../../nft/objects.js';
 import { markHex, verdictText } from '../../nft/expr-text.js';
 import { hostPort } from '../packet.js';
 import type { NodeEnv, PacketState } from './state.js';
-import { compileExpr, compileValue, datumText, type SetIndex } from './values.js';
+import { compileExpr, compileValue, ctStatusFlags, datumText, type SetIndex } from './values.js';
 
 export type StmtResult =
   /** Carry on with the rule's next statement. */
@@ -55,10 +55,19 @@ function compileRandomMatch(st: Extract<Stmt, { t: 'match' }>): StmtFn | undefin
   return () => ({ t: 'split', action });
 }
 
+/** `ct status F` (the flag set) or `ct status ! F` (clear): a test of one flag of the bitmask. */
+function compileFlagTest(st: Extract<Stmt, { t: 'match' }>): StmtFn | undefined {
+  if (st.left.t !== 'ct' || st.left.key !== 'status') return undefined;
+  if (st.right.t !== 'sym') throw new InternalError('ct status can only be traced tested for one flag');
+  const flag = st.right.s;
+  const wanted = st.op === '==';
+  return (s) => (ctStatusFlags(s).includes(flag) === wanted ? { t: 'next' } : { t: 'stop' });
+}
+
 const STMTS: StmtCompilers = {
   match: (st, t) => {
-    const random = compileRandomMatch(st);
-    if (random) return random;
+    const special = compileRandomMatch(st) ?? compileFlagTest(st);
+    if (special) return special;
     const left = compileExpr(st.left);
     const right = compileValue(st.right, t);
     return (s, env) => {

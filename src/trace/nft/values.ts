@@ -5,6 +5,7 @@
 import { InternalError } from '../../diag/diagnostic.js';
 import { cidrContains, formatIP, ipEquals, type IP } from '../../net/ip.js';
 import type { Expr, Value } from '../../nft/expr.js';
+import { endpointJhash } from '../../nft/jhash.js';
 import type { KeyPart } from '../../nft/objects.js';
 import { isLocalAddress, type NodeEnv, type PacketState } from './state.js';
 
@@ -40,16 +41,19 @@ type ExprCompilers = { [K in Expr['t']]: (e: Extract<Expr, { t: K }>) => ExprFn 
 
 const ip = (x: IP): Datum => ({ t: 'ip', ip: x });
 const CT_NEW: Datum = { t: 'str', s: 'new' };
-const CT_DNAT: Datum = { t: 'str', s: 'dnat' };
-const CT_NO_FLAG: Datum = { t: 'str', s: '' };
+const CT_ORIGINAL: Datum = { t: 'str', s: 'original' };
+
+/** The flags of the connection's status the tracer keeps: `dnat` and `confirmed`. */
+export function ctStatusFlags(s: PacketState): string[] {
+  return [...(s.ctStatusDnat ? ['dnat'] : []), ...(s.confirmed ? ['confirmed'] : [])];
+}
+
+/** An address of the packet's family, or null: an ip table sees IPv4 only and an ip6 table IPv6 only. */
+const addressOf = (proto: string, x: IP): Datum | null => ((proto === 'ip') === (x.family === 4) && (proto === 'ip' || proto === 'ip6') ? ip(x) : null);
 
 const EXPRS: ExprCompilers = {
   payload: (e) => (s) => {
-    if (e.field === 'saddr' || e.field === 'daddr') {
-      // An ip table sees IPv4 only and an ip6 table IPv6 only; the other header is absent.
-      if ((e.proto === 'ip') !== (s.saddr.family === 4) || (e.proto !== 'ip' && e.proto !== 'ip6')) return null;
-      return ip(e.field === 'saddr' ? s.saddr : s.daddr);
-    }
+    if (e.field === 'saddr' || e.field === 'daddr') return addressOf(e.proto, e.field === 'saddr' ? s.saddr : s.daddr);
     // `tcp dport` carries an implicit `meta l4proto tcp`; `th dport` reads any transport header.
     if (e.proto !== 'th' && e.proto !== s.protocol) return null;
     return { t: 'int', n: s.dport };
@@ -64,10 +68,28 @@ const EXPRS: ExprCompilers = {
         return { t: 'str', s: s.iif };
     }
   },
-  // Every traced packet opens a connection: kube-proxy's rules only act on new ones. Of the
-  // connection's status only the DNAT bit is kept: it reads "dnat" once a DNAT on the
-  // packet's path changed its destination, and nothing before.
-  ct: (e) => (e.key === 'state' ? () => CT_NEW : (s) => (s.ctStatusDnat ? CT_DNAT : CT_NO_FLAG)),
+  // Every traced packet opens a connection (kube-proxy's rules only act on new ones), in its
+  // original direction. Its status is a bitmask, read only by a test of one flag (stmts.ts).
+  ct: (e) => {
+    if (e.key === 'status') throw new InternalError('ct status is traced only as a test of one of its flags');
+    return e.key === 'state' ? () => CT_NEW : () => CT_ORIGINAL;
+  },
+  'ct-original': (e) => (s) => (e.key === 'proto-dst' ? { t: 'int', n: s.original.dport } : addressOf(e.key === 'ip daddr' ? 'ip' : 'ip6', s.original.daddr)),
+  // The kernel's jhash of an address and a port (fast-load's affinity records); jhash.ts
+  // models exactly that key, so any other is refused rather than guessed.
+  jhash: (e) => {
+    const parts = e.key.t === 'concat' ? e.key.parts : [];
+    const [addr, port] = parts.map(compileExpr);
+    if (parts.length !== 2 || parts[0].t !== 'payload' || parts[0].field !== 'daddr' || parts[1].t !== 'payload' || parts[1].field !== 'dport') {
+      throw new InternalError('jhash is traced only of a destination address and port');
+    }
+    return (s, env) => {
+      const a = addr(s, env);
+      const p = port(s, env);
+      if (a?.t !== 'ip' || p?.t !== 'int') return null;
+      return { t: 'int', n: endpointJhash(a.ip, p.n, e.mod, e.seed) };
+    };
+  },
   fib: (e) => (s, env) => ({ t: 'str', s: isLocalAddress(env, e.flag === 'saddr' ? s.saddr : s.daddr) ? 'local' : 'unicast' }),
   concat: (e) => {
     const parts = e.parts.map(compileExpr);

@@ -3,7 +3,7 @@
 // input when that is a local address, else forward and postrouting. A packet the node sends
 // itself: output, route, postrouting; when its destination is local it loops back through
 // prerouting and input, where NAT is not consulted again (the connection's NAT is already
-// set). Within a hook, base chains run by priority; accept ends only the current base chain.
+// set) and the connection is confirmed. Within a hook, base chains run by priority; accept ends only the current base chain.
 import { formatIP } from '../../net/ip.js';
 import type { Hook } from '../../nft/objects.js';
 import { hostPort } from '../packet.js';
@@ -64,7 +64,9 @@ function sentByNode(p: Program, env: NodeEnv, s: PacketState): Branch[] {
     routeStep(st, local, local ? 'postrouting, then back in through loopback' : 'postrouting, out');
     return throughHook(p, env, 'postrouting', st, false, (out) => {
       if (!local) return delivered(out);
+      // Back in through loopback: the connection was confirmed when its packet left.
       out.iif = 'lo';
+      out.confirmed = true;
       return throughHook(p, env, 'prerouting', out, true, (back) => throughHook(p, env, 'input', back, true, delivered));
     });
   });
