@@ -38,7 +38,7 @@ describe('the bundle bin/kproxc runs', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-out-'));
     try {
       const snap = path.join(dir, 'snap.yaml');
-      fs.writeFileSync(snap, execFileSync(process.execPath, [path.join(ROOT, 'scripts/gen-snapshot.mjs'), '--services', '2000', '--endpoints', '10', '--mixed'], { maxBuffer: 1 << 28 }));
+      fs.writeFileSync(snap, execFileSync(process.execPath, [path.join(ROOT, 'scripts/gen-snapshot.mjs'), '--services', '3000', '--endpoints', '10', '--mixed'], { maxBuffer: 1 << 28 }));
       const viaO = path.join(dir, 'o.nft');
       expect(spawnSync(process.execPath, [BIN, 'compile', '--layout', 'fast-load', snap, '-o', viaO]).status).toBe(0);
       const want = fs.readFileSync(viaO);

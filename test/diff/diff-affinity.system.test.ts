@@ -34,15 +34,15 @@ async function diffAgainst(ns: Netns, yaml: string): Promise<string> {
   }
 }
 
-/** Each sticky endpoint's constants, as the loaded rules that DNAT to it write them (`update @affinity`). */
+/** Each sticky endpoint's constants, as the loaded lookup that DNATs to it reads them (the member the recording after NAT writes). */
 function constants(ns: Netns): Map<string, string> {
   const out = new Map<string, string>();
   const listing = ns.nft(['list', 'table', 'ip', 'kube-proxy']);
   for (const ep of sticky) {
-    const update = new RegExp(`update @affinity \\{ ip saddr \\. numgen random mod 1 offset (\\d+) \\. numgen random mod 1 offset (\\d+) timeout \\S+ \\} meta l4proto tcp dnat to ${ep.replaceAll('.', '\\.')}:8080\n`);
-    const m = update.exec(listing);
+    const lookup = new RegExp(`ip saddr \\. numgen random mod 1 offset (\\d+) \\. numgen random mod 1(?: offset (\\d+))? @affinity meta l4proto tcp dnat to ${ep.replaceAll('.', '\\.')}:8080\n`);
+    const m = lookup.exec(listing);
     expect(m, ep).toBeTruthy();
-    out.set(ep, `${m![1]} . ${m![2]}`);
+    out.set(ep, `${m![1]} . ${m![2] ?? 0}`);
   }
   return out;
 }

@@ -51,16 +51,18 @@ const IPV6: Family = {
 /**
  * Where the pinned Service's first endpoint keeps its clients, from the compiled text, and
  * the member that stands for PINNED_MEMBER there: kube-proxy's set of that endpoint, or
- * fast-load's table-wide set, whose key is the client and the endpoint's two constants
- * (as the endpoint's rule updates it).
+ * fast-load's table-wide set, whose key is the client and the endpoint's two constants (as
+ * the endpoint's rule updates it in IPv6, as the lookup that DNATs to it reads it in IPv4).
  */
 function pinnedAffinity(compiled: string, f: Family): { set: string; member: string } {
   const endpoint = `ns0/svc0/${f.proto}/http__${f.inName('10.128.0.1')}/8080`.replaceAll('.', '\\.');
   const kp = new RegExp(`\\tset (affinity-\\S+${endpoint})`).exec(compiled);
   if (kp) return { set: kp[1], member: f.member };
-  const fl = new RegExp(`\\tchain endpoint-\\S+${endpoint} \\{\\n\\t\\tupdate @affinity \\{ ${f.table} saddr \\. numgen random mod 1 offset (\\d+) \\. numgen random mod 1 offset (\\d+) `).exec(compiled);
+  const fl =
+    new RegExp(`\\tchain endpoint-\\S+${endpoint} \\{\\n\\t\\tupdate @affinity \\{ ${f.table} saddr \\. numgen random mod 1 offset (\\d+) \\. numgen random mod 1 offset (\\d+) `).exec(compiled) ??
+    new RegExp(`\\t\\tip saddr \\. numgen random mod 1 offset (\\d+) \\. numgen random mod 1(?: offset (\\d+))? @affinity meta l4proto ${f.proto} dnat to 10\\.128\\.0\\.1:8080\\n`).exec(compiled);
   if (!fl) throw new Error('pinned affinity set missing');
-  return { set: 'affinity', member: `${f.member} . ${fl[1]} . ${fl[2]}` };
+  return { set: 'affinity', member: `${f.member} . ${fl[1]} . ${fl[2] ?? 0}` };
 }
 
 const argsOf = (t: TableForm) => (t === 'fast-load' ? ['--layout', 'fast-load'] : ['--kube-proxy-version', t]);

@@ -4,7 +4,11 @@
 // and each kept chain's rules. Each step checks its part and returns what the later steps
 // need to know (which of kube-proxy's chains fast-load does in other forms).
 import { expect } from 'vitest';
-import { AFFINITY_SET_SIZE, affinityConstants } from '../../src/backends/nftables/fast-load/affinity.js';
+import { AFFINITY_SET_SIZE } from '../../src/backends/nftables/fast-load/affinity.js';
+import { FILTER_PREROUTING_POST_DNAT, RECORD_CHAIN, RECORD_HASH_MOD } from '../../src/backends/nftables/fast-load/affinity-records.js';
+import { parseEndpointChain } from '../../src/backends/nftables/names.js';
+import { endpointJhash } from '../../src/nft/jhash.js';
+import { hostPort } from '../../src/trace/packet.js';
 import { endpointMapSlot } from '../../src/backends/nftables/fast-load/endpoint-map.js';
 import { CLUSTER_IP_DNAT_CHAIN, drawBase } from '../../src/backends/nftables/fast-load/shared-dnat.js';
 import type { Endpoint } from '../../src/model/types.js';
@@ -52,26 +56,6 @@ function affinityTimeouts(text: string): Map<string, number> {
   return out;
 }
 
-/** The table-wide set's key that stands for kube-proxy's set `set`, for the client address `addr`. */
-function tableWideKey(set: string, addr: string): string {
-  const [a, b] = affinityConstants(set);
-  return `${addr} . numgen random mod 1 offset ${a} . numgen random mod 1 offset ${b}`;
-}
-
-/**
- * The work of one of kube-proxy's endpoint chains as fast-load writes it in the Service
- * chain's rule: the update of the table-wide set (the endpoint's set's timeout on the
- * element), then the DNAT, in the chain's order.
- */
-function endpointWork(rules: string[], timeouts: Map<string, number>): string {
-  return rules
-    .map((rule) => {
-      const update = /^update @(affinity-\S+) \{ (ip6? saddr) \}$/.exec(rule);
-      return update ? `update @affinity { ${tableWideKey(update[1], update[2])} timeout ${timeouts.get(update[1])}s }` : rule;
-    })
-    .join(' ');
-}
-
 /** fast-load's endpoint-map elements: by map and key, the value. */
 function endpointMapElements(text: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -91,17 +75,11 @@ function dispatchElements(text: string): { family: string; set: string; key: str
   return [...text.matchAll(/^add element (ip6?) kube-proxy (service-ips|service-nodeports) \{ (.+) : goto (\S+) \}$/gm)].map((m) => ({ family: m[1], set: m[2], key: m[3], target: m[4] }));
 }
 
-/** fast-load's draw-map elements: by map and key, the verdict. */
-function drawMapElements(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(/^add element ip6? kube-proxy (affinity-draw-\S+) \{ (\d+) : (goto \S+) \}$/gm)) out.set(`${m[1]} ${m[2]}`, m[3]);
-  return out;
-}
-
 /**
  * Everything outside the chains is the same, but the per-endpoint affinity sets (one
- * table-wide set), the endpoint maps with their elements and the masquerade sets, which
- * are fast-load's own; the dispatch elements are compared by expectDispatch.
+ * table-wide set), the endpoint maps with their elements, the masquerade sets and the
+ * affinity recording maps (expectAffinityRecords), which are fast-load's own; the
+ * dispatch elements are compared by expectDispatch. (IPv4 tables: the tests' clusters are.)
  */
 export function expectSameOutsideChains({ kp, fl }: Compared): void {
   const outside = (t: string) => t.split('\n').filter((l) => !l.startsWith('\t\t') && !/^\t(chain|\})/.test(l));
@@ -110,7 +88,8 @@ export function expectSameOutsideChains({ kp, fl }: Compared): void {
   const tableWide = `\tset affinity { typeof ip saddr . numgen random mod 1 . numgen random mod 1 ; size ${AFFINITY_SET_SIZE} ; flags dynamic,timeout ; timeout 10800s ; }`;
   expected.splice(outside(kp).findIndex((l) => l.startsWith('\tset affinity-')), 0, tableWide);
   const isDispatch = (l: string) => /^add element ip6? kube-proxy (service-ips|service-nodeports|firewall-ips) /.test(l);
-  const fastLoadOwn = /^(\tmap |add element ip6? kube-proxy )(endpoints|endpoint-ips|affinity-draw|service-endpoints|nodeport-endpoints|service-local-endpoints|nodeport-local-endpoints)-/;
+  expect(kp).not.toContain('table ip6 ');
+  const fastLoadOwn = /^(\tmap |add element ip kube-proxy )(endpoints|endpoint-ips|affinity-records|affinity-record-nodeports|service-endpoints|nodeport-endpoints|service-local-endpoints|nodeport-local-endpoints)-/;
   const masqueradeSets = /^(\tset |add element ip6? kube-proxy )masquerade-(service-ips|nodeports) /;
   expect(outside(fl).filter((l) => !fastLoadOwn.test(l) && !masqueradeSets.test(l) && !isDispatch(l))).toEqual(expected.filter((l) => !isDispatch(l)));
 }
@@ -152,26 +131,12 @@ export function clusterIPDraws({ b }: Compared): Map<string, number> {
 }
 
 /**
- * kube-proxy's policy chains with affinity and one endpoint: a lone `goto` in fast-load,
- * which has none, and sends what went to it to its endpoint chain (kube-proxy's: the lookup
- * and the draw among one, both to that chain). By policy chain, the endpoint chain.
- */
-export function passedThroughChains({ a }: Compared): Map<string, string> {
-  const passedThrough = new Map<string, string>();
-  for (const [name, rules] of a) {
-    const lookup = /^ip6? saddr @affinity-\S+ goto (\S+)$/.exec(rules[0] ?? '');
-    if (lookup && rules.length === 2 && rules[1] === `numgen random mod 1 vmap { 0 : goto ${lookup[1]} }`) passedThrough.set(name, lookup[1]);
-  }
-  return passedThrough;
-}
-
-/**
  * A Local-policy port's policy chains that fast-load does in the external chain's own rules
  * (local-policy.ts): each `goto P` of kube-proxy's external chain is fast-load's rule with
  * P's DNAT in its place, the same DNAT wherever P is gone to (checked as P's own rule by
  * expectChainRules). By policy chain, its DNAT.
  */
-export function inlinedPolicies({ a, b }: Compared, passedThrough: Map<string, string>): Map<string, string> {
+export function inlinedPolicies({ a, b }: Compared): Map<string, string> {
   const inlined = new Map<string, string>();
   for (const [name, rules] of a) {
     if (!name.startsWith('external-') || !b.has(name)) continue;
@@ -179,7 +144,7 @@ export function inlinedPolicies({ a, b }: Compared, passedThrough: Map<string, s
     expect(flRules.length, name).toBe(rules.length);
     rules.forEach((r, i) => {
       const to = /goto ((?:service|local)-\S+)/.exec(r)?.[1];
-      if (!to || b.has(to) || passedThrough.has(to)) return;
+      if (!to || b.has(to)) return;
       const [before, after] = r.split(`goto ${to}`);
       const fl = flRules[i];
       expect(fl.startsWith(before) && fl.endsWith(after), `${name}: ${fl}`).toBe(true);
@@ -208,7 +173,6 @@ export interface DispatchFacts {
 
 interface DispatchContext {
   c: Compared;
-  passedThrough: Map<string, string>;
   clusterIPDraws: Map<string, number>;
   /** fast-load's masquerade-set members, as `FAMILY SET KEY`. */
   marked: Set<string>;
@@ -227,10 +191,9 @@ type Dispatch = ReturnType<typeof dispatchElements>[number];
  * (marked in a set, a shared external chain of Local-policy ports, a shared DNAT chain, the
  * ClusterIP draw chain); and fast-load has no other.
  */
-export function expectDispatch(c: Compared, passedThrough: Map<string, string>, draws: Map<string, number>): DispatchFacts {
+export function expectDispatch(c: Compared, draws: Map<string, number>): DispatchFacts {
   const x: DispatchContext = {
     c,
-    passedThrough,
     clusterIPDraws: draws,
     marked: new Set([...c.fl.matchAll(/^add element (ip6?) kube-proxy (masquerade-(?:service-ips|nodeports)) \{ (.+) \}$/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`)),
     shared: sharedMapElements(c.fl),
@@ -243,7 +206,7 @@ export function expectDispatch(c: Compared, passedThrough: Map<string, string>, 
     const id = `${d.family} ${d.set} ${d.key}`;
     const to = flDispatch.get(id) ?? CLUSTER_IP_DNAT_CHAIN;
     flDispatch.delete(id);
-    if (to === d.target || to === passedThrough.get(d.target)) continue;
+    if (to === d.target) continue;
     if (markedExternal(x, d, to)) continue;
     if (LOCAL_SHARED_CHAIN.test(to)) expectLocalSharedExternal(x, d, to);
     else expectSharedDnat(x, d, to);
@@ -258,13 +221,13 @@ export function expectDispatch(c: Compared, passedThrough: Map<string, string>, 
 
 /**
  * kube-proxy's external chain that marks and goes to the policy chain: fast-load goes to the
- * policy chain (or its endpoint chain), the services chain having marked the destination, a
+ * policy chain, the services chain having marked the destination, a
  * member of the masquerade set of its kind. False when the element is not of this form.
  */
 function markedExternal(x: DispatchContext, { family, set, key, target }: Dispatch, to: string): boolean {
   const external = x.c.a.get(target)!;
   const policyOf = /^goto (service-\S+)$/.exec(external[1] ?? '')?.[1];
-  if (external.length !== 2 || external[0] !== MARK || !policyOf || (to !== policyOf && to !== x.passedThrough.get(policyOf))) return false;
+  if (external.length !== 2 || external[0] !== MARK || !policyOf || to !== policyOf) return false;
   const member = `${family} masquerade-${set === 'service-ips' ? 'service-ips' : 'nodeports'} ${key}`;
   expect(x.marked.has(member), member).toBe(true);
   x.facts.markedSeen++;
@@ -375,21 +338,23 @@ export function withAffinity({ a }: Compared, name: string): boolean {
 
 /** What fast-load does in another form than a chain of kube-proxy's. */
 export interface OtherForms extends DispatchFacts {
-  passedThrough: Map<string, string>;
   inlined: Map<string, string>;
 }
 
+/** fast-load's chains that record affinity clients after NAT (expectAffinityRecords). */
+const isRecording = (n: string) => n === RECORD_CHAIN || n === FILTER_PREROUTING_POST_DNAT || n.startsWith(`${RECORD_CHAIN}-`);
+
 /**
- * fast-load has kube-proxy's chains, in its order, but the endpoint chains of Services
- * without affinity and the chains it does in other forms; and beside them only its shared
- * chains, the ClusterIP draw chain and one firewall chain per list of sources.
+ * fast-load has kube-proxy's chains, in its order, but the endpoint chains and the chains
+ * it does in other forms; and beside them only its shared chains, the ClusterIP draw chain,
+ * one firewall chain per list of sources, and the chains that record affinity clients.
  */
 export function expectSameChains(c: Compared, o: OtherForms): void {
   const { a, b } = c;
-  const own = (n: string) =>
-    (!n.startsWith('endpoint-') || withAffinity(c, n)) && !o.replaced.has(n) && !o.markedExternals.has(n) && !isFirewall(n) && !o.passedThrough.has(n) && !o.inlined.has(n);
+  const own = (n: string) => !n.startsWith('endpoint-') && !o.replaced.has(n) && !o.markedExternals.has(n) && !isFirewall(n) && !o.inlined.has(n);
   expect([...b.keys()].filter((n) => LOCAL_SHARED_CHAIN.test(n)).sort()).toEqual([...o.localShared].sort());
-  expect([...b.keys()].filter((n) => !SHARED_CHAIN.test(n) && !LOCAL_SHARED_CHAIN.test(n) && n !== CLUSTER_IP_DNAT_CHAIN && !isFirewall(n))).toEqual([...a.keys()].filter(own));
+  const fastLoadOwn = (n: string) => SHARED_CHAIN.test(n) || LOCAL_SHARED_CHAIN.test(n) || n === CLUSTER_IP_DNAT_CHAIN || isFirewall(n) || isRecording(n);
+  expect([...b.keys()].filter((n) => !fastLoadOwn(n))).toEqual([...a.keys()].filter(own));
 }
 
 /**
@@ -428,102 +393,130 @@ interface RulesContext {
   c: Compared;
   timeouts: Map<string, number>;
   elements: Map<string, string>;
-  draws: Map<string, string>;
   sharedFirewall: Map<string, string>;
   counts: ChainCounts;
   bases: Set<string>;
   keysSeen: string[];
-  drawCount: number;
+  /** Each Service port's recording (by its chains' base), found by its policy chains. */
+  records: Map<string, Recording>;
 }
+
+/** A Service port's recording chain read back: its constant, seed, protocol and timeout. */
+interface Recording {
+  constant: number;
+  seed: number;
+  proto: string;
+  timeout: number;
+}
+
+const RECORD_RULE = /^update @affinity \{ ip saddr \. numgen random mod 1 offset (\d+) \. jhash ip daddr \. (\w+) dport mod (\d+) seed 0x([0-9a-f]+) timeout (\d+)s \}$/;
+
+/** The base of a Service port's chain names: "HASH-ns/svc/tcp/p80". */
+const chainBase = (name: string) => name.replace(/^(service|local|external)-/, '');
 
 /**
  * Every chain of kube-proxy's that fast-load keeps has its rules, but the endpoint choice
- * (a draw from a table-wide map), the affinity state (the table-wide set) and the source
- * ranges (one chain per list); and every element of fast-load's endpoint and draw maps
- * belongs to one such chain's draw.
+ * (a draw from a table-wide map), the affinity state (the table-wide set, recorded after
+ * NAT) and the source ranges (one chain per list); and every element of fast-load's
+ * endpoint maps belongs to one such chain's draw.
  */
 export function expectChainRules(c: Compared, o: OtherForms, sharedFirewall: Map<string, string>): ChainCounts {
   const x: RulesContext = {
     c,
     timeouts: affinityTimeouts(c.kp),
     elements: endpointMapElements(c.fl),
-    draws: drawMapElements(c.fl),
     sharedFirewall,
     counts: { affinity: 0, maps: 0, firewalls: 0 },
     bases: new Set(),
     keysSeen: [],
-    drawCount: 0,
+    records: new Map(),
   };
-  const throughGotos = (r: string) =>
-    r.replace(/goto (\S+)/g, (all, to: string) => (o.passedThrough.has(to) ? `goto ${o.passedThrough.get(to)}` : (o.inlined.get(to) ?? all)));
+  const throughGotos = (r: string) => r.replace(/goto (\S+)/g, (all, to: string) => o.inlined.get(to) ?? all);
   for (const [name, kpRules] of c.a) {
     // An inlined cluster chain whose ClusterIP is drawn was checked as shared, and its DNAT here.
-    if ((o.replaced.has(name) && !o.inlined.has(name)) || o.markedExternals.has(name) || name === 'services' || o.passedThrough.has(name)) continue;
+    if ((o.replaced.has(name) && !o.inlined.has(name)) || o.markedExternals.has(name) || name === 'services') continue;
+    // No endpoint chains: a Service port with affinity DNATs in its policy chain's lookups.
     if (name.startsWith('endpoint-')) {
-      // An endpoint chain of a Service with affinity is its work in one rule: the update
-      // of the table-wide set (the endpoint's set's timeout on the element), then the DNAT.
-      if (withAffinity(c, name)) expect(c.b.get(name)).toEqual([endpointWork(kpRules, x.timeouts)]);
+      expect(c.b.has(name), name).toBe(false);
       continue;
     }
     const flRules = o.inlined.has(name) ? [o.inlined.get(name)!] : c.b.get(name)!;
     const last = kpRules[kpRules.length - 1] ?? '';
     const vmap = /^numgen random mod (\d+) vmap \{ (.*) \}$/.exec(last);
     const dnatMap = POLICY_DNAT.exec(last);
-    if (vmap) expectAffinityChain(x, kpRules, flRules, vmap);
-    else if (dnatMap) expectEndpointMapChain(x, name, flRules, dnatMap);
+    if (vmap) expectAffinityChain(x, name, kpRules, flRules, vmap);
+    else if (dnatMap) expectEndpointMapChain(x, name, flRules, { proto: dnatMap[1], family: dnatMap[2], want: mapEntries(dnatMap[4]) });
     else if (isFirewall(name)) expectFirewallChain(x, name, kpRules);
+    else if (name === 'filter-output-post-dnat') expect(flRules).toEqual([...kpRules, RECORD_JUMP]);
     else expect(flRules).toEqual(kpRules.map(throughGotos));
   }
   // Every element of an endpoint map belongs to one policy chain's rule.
   expect(new Set(x.keysSeen).size).toBe(x.keysSeen.length);
   expect(x.keysSeen.length).toBe(x.elements.size);
-  // Every element of a draw map belongs to one Service chain's draw.
-  expect(x.drawCount).toBe(x.draws.size);
-  expect(x.drawCount).toBeGreaterThan(40);
   expect(x.bases).toContain('first');
+  // Each port's constant is its own.
+  const constants = [...x.records.values()].map((r) => r.constant);
+  expect(new Set(constants).size).toBe(constants.length);
   return x.counts;
 }
 
-/**
- * A policy chain with affinity: the lookups, in kube-proxy's order (the table-wide twin of
- * each endpoint's set, then to the same endpoint chain), then the draw: draw i of N (each
- * 1/N) finds kube-proxy's element i, its chain.
- */
-function expectAffinityChain(x: RulesContext, kpRules: string[], flRules: string[], vmap: RegExpExecArray): void {
-  x.counts.affinity++;
-  const lookups = kpRules.slice(0, -1).map((r) => {
-    const m = /^(ip6? saddr) @(affinity-\S+) goto (\S+)$/.exec(r)!;
-    return `${tableWideKey(m[2], m[1])} @affinity goto ${m[3]}`;
-  });
-  expect(lookups.length).toBe(Number(vmap[1]));
-  // With one endpoint the lookup goes where the draw does: fast-load has the draw alone.
-  const flLookups = lookups.length === 1 ? [] : lookups;
-  expect(flRules.slice(0, flLookups.length)).toEqual(flLookups);
-  const targets = vmap[2].split(' , ').map((e) => e.replace(/^\d+ : goto /, ''));
-  const drawRule = flRules.slice(flLookups.length);
-  expect(drawRule).toHaveLength(1);
-  if (targets.length === 1) return expect(drawRule).toEqual([`goto ${targets[0]}`]);
-  const m = /^numgen random mod (\d+) offset (\d+) vmap @(affinity-draw-[0-9a-f]{2})$/.exec(drawRule[0]);
-  expect(m, drawRule[0]).not.toBeNull();
-  expect(Number(m![1])).toBe(targets.length);
-  expect(targets.map((_, i) => x.draws.get(`${m![3]} ${Number(m![2]) + i}`))).toEqual(targets.map((t) => `goto ${t}`));
-  x.drawCount += targets.length;
+/** What the base chains after DNAT do for the first packet of each DNATed connection. */
+const RECORD_JUMP = `ct direction original ct status ! confirmed ct status dnat jump ${RECORD_CHAIN}`;
+
+/** The port's recording chain read back (once), its timeout kube-proxy's for the sets of `affinitySets`. */
+function recordingOf(x: RulesContext, policyChain: string, affinitySets: string[]): Recording {
+  const base = chainBase(policyChain);
+  const rules = x.c.b.get(`${RECORD_CHAIN}-${base}`);
+  expect(rules, `${RECORD_CHAIN}-${base}`).toHaveLength(1);
+  const m = RECORD_RULE.exec(rules![0]);
+  expect(m, rules![0]).not.toBeNull();
+  expect(Number(m![3])).toBe(RECORD_HASH_MOD);
+  const r: Recording = { constant: Number(m![1]), proto: m![2], seed: parseInt(m![4], 16), timeout: Number(m![5]) };
+  for (const set of affinitySets) expect(r.timeout, set).toBe(x.timeouts.get(set));
+  expect(x.records.get(base) ?? r).toEqual(r);
+  x.records.set(base, r);
+  return r;
 }
 
 /**
- * A policy chain without affinity: kube-proxy's elements, `A . P`, in an endpoint map where
- * draw i (of N, each 1/N) finds element i (its address alone when all are on one port).
+ * A policy chain with affinity: for each of kube-proxy's lookups, in its order, the lookup
+ * of the table-wide set's member for that endpoint (the port's constant and the kernel's
+ * jhash of the endpoint, under the port's recording chain's seed) DNATing to it; then the
+ * draw: the endpoint map's, where draw i (of N) finds kube-proxy's element i (one endpoint:
+ * the DNAT to it).
  */
-function expectEndpointMapChain(x: RulesContext, name: string, flRules: string[], dnatMap: RegExpExecArray): void {
+function expectAffinityChain(x: RulesContext, name: string, kpRules: string[], flRules: string[], vmap: RegExpExecArray): void {
+  x.counts.affinity++;
+  const lookups = kpRules.slice(0, -1).map((r) => /^(ip6? saddr) @(affinity-\S+) goto (\S+)$/.exec(r)!);
+  expect(lookups.length).toBe(Number(vmap[1]));
+  // The draw goes to the same chains as the lookups, in the same order.
+  expect(vmap[2].split(' , ').map((e) => e.replace(/^\d+ : goto /, ''))).toEqual(lookups.map((m) => m[3]));
+  const r = recordingOf(x, name, lookups.map((m) => m[2]));
+  const endpoints = lookups.map((m) => parseEndpointChain(m[3])!);
+  const constant = (n: number) => `numgen random mod 1${n ? ` offset ${n}` : ''}`;
+  const hashes = endpoints.map((ep) => endpointJhash(ep.ip, ep.port, RECORD_HASH_MOD, r.seed));
+  expect(new Set(hashes).size).toBe(hashes.length);
+  expect(flRules.slice(0, lookups.length)).toEqual(
+    endpoints.map((ep, i) => `${lookups[i][1]} . ${constant(r.constant)} . ${constant(hashes[i])} @affinity meta l4proto ${r.proto} dnat to ${hostPort(ep.ip, ep.port)}`),
+  );
+  const draw = flRules.slice(lookups.length);
+  if (endpoints.length === 1) return expect(draw).toEqual([`meta l4proto ${r.proto} dnat to ${hostPort(endpoints[0].ip, endpoints[0].port)}`]);
+  expectEndpointMapChain(x, name, draw, { proto: r.proto, want: endpoints.map((ep) => hostPort(ep.ip, ep.port).replace(':', ' . ')) });
+}
+
+/**
+ * A policy chain's draw from its endpoint map: kube-proxy's endpoints, `A . P`, where draw
+ * i (of N, each 1/N) finds element i (its address alone when all are on one port).
+ */
+function expectEndpointMapChain(x: RulesContext, name: string, flRules: string[], { proto, family, want }: { proto: string; family?: string; want: string[] }): void {
   x.counts.maps++;
-  const [, proto, family, n, entries] = dnatMap;
-  const want = mapEntries(entries);
+  const n = want.length;
   const ports = new Set(want.map((e) => e.split(' . ')[1]));
   // Endpoints on one port: a map of addresses, the port in the rule; else addresses and ports.
   const onePort = ports.size === 1 ? [...ports][0] : undefined;
   const slot = endpointMapSlot(name, want.map((e) => ({ port: Number(e.split(' . ')[1]) }) as Endpoint), proto as 'tcp');
   expect(slot.map).toMatch(onePort !== undefined ? /^endpoint-ips-[0-9a-f]{2}$/ : new RegExp(`^endpoints-${proto}-[0-9a-f]{2}$`));
-  const head = onePort !== undefined ? `dnat to` : `dnat ${family ?? ''}addr \\. port to`;
+  const head = onePort !== undefined ? `dnat to` : `dnat ${family ?? 'ip '}addr \\. port to`;
   const tail = onePort !== undefined ? `:${onePort}` : '';
   const rule = new RegExp(`^meta l4proto ${proto} ${head} numgen random mod ${n} offset (\\d+) map @${slot.map}${tail}$`).exec(flRules.join('\n'));
   expect(rule, flRules.join('\n')).not.toBeNull();
@@ -532,6 +525,43 @@ function expectEndpointMapChain(x: RulesContext, name: string, flRules: string[]
   const inMap = onePort !== undefined ? want.map((e) => e.split(' . ')[0]) : want;
   expect(want.map((_, i) => x.elements.get(`${slot.map} ${base + i}`))).toEqual(inMap);
   want.forEach((_, i) => x.keysSeen.push(`${slot.map} ${base + i}`));
+}
+
+/**
+ * The recording after NAT: both base chains after DNAT jump to the recording chain for the
+ * first packet of each DNATed connection, which finds the port by the connection's original
+ * destination: each of kube-proxy's dispatch elements to a chain of a port with affinity is
+ * an element of the protocol's recording map, to that port's recording chain (NodePorts on a
+ * NodePort address that is no Service address), and there is no other. Returns how many.
+ */
+export function expectAffinityRecords({ kp, fl, b }: Compared): number {
+  expect(b.get(FILTER_PREROUTING_POST_DNAT)).toEqual(['type filter hook prerouting priority -90 ;', RECORD_JUMP]);
+  const want: string[] = [];
+  for (const d of dispatchElements(kp)) {
+    const record = `${RECORD_CHAIN}-${chainBase(d.target)}`;
+    if (!b.has(record)) continue;
+    const parts = d.key.split(' . ');
+    want.push(d.set === 'service-ips' ? `affinity-records-${parts[1]} { ${parts[0]} . ${parts[2]} : goto ${record} }` : `affinity-record-nodeports-${parts[0]} { ${parts[1]} : goto ${record} }`);
+  }
+  const all = [...fl.matchAll(/^add element ip kube-proxy (affinity-record\S+ \{ .+ \})$/gm)].map((m) => m[1]);
+  // A Service address on a recorded NodePort's port returns: it was no NodePort connection.
+  const returns = all.filter((g) => g.endsWith(' : return }'));
+  for (const r of returns) {
+    const [, p, port] = /^affinity-records-(\w+) \{ \S+ \. (\d+) : return \}$/.exec(r)!;
+    expect(all.some((g) => g.startsWith(`affinity-record-nodeports-${p} { ${port} : goto `)), r).toBe(true);
+  }
+  const got = all.filter((g) => !returns.includes(g));
+  expect(got.sort()).toEqual(want.sort());
+  const protos = [...new Set(got.map((g) => /^affinity-record(?:s|-nodeports)-(\w+) /.exec(g)![1]))];
+  const rules = b.get(RECORD_CHAIN)!;
+  for (const p of protos) {
+    const maps = `meta l4proto ${p} ct original ip daddr . ct original proto-dst vmap @affinity-records-${p}`;
+    const nodePorts = `meta l4proto ${p} ct original ip daddr @nodeport-ips ct original proto-dst vmap @affinity-record-nodeports-${p}`;
+    expect(rules).toContain(maps);
+    if (got.some((g) => g.startsWith(`affinity-record-nodeports-${p} `))) expect(rules).toContain(nodePorts);
+  }
+  expect(rules.length).toBe(new Set(got.map((g) => g.split(' ')[0])).size);
+  return got.length;
 }
 
 /** A firewall chain: kube-proxy's one rule, `ip saddr != RANGES drop`, as a return per range, then the drop. */

@@ -240,19 +240,21 @@ describe('kproxc trace --layout and --affinity', () => {
   const svc1 = ['--src', '10.0.0.5', '--dst', '172.30.0.41', '--dport', '80'];
   const endpoints = (out: string) => (JSON.parse(out) as { endpoints: string[] }).endpoints;
 
-  it('--layout fast-load walks the draw map: each endpoint is a branch, as in kube-proxy\'s layout', async () => {
+  it('--layout fast-load walks the endpoint map and records the client after NAT: each endpoint is a branch, as in kube-proxy\'s layout', async () => {
     const kp = await kproxc(['trace', AFFINITY, ...svc1, '--json']);
     const fl = await kproxc(['trace', AFFINITY, ...svc1, '--json', '--layout', 'fast-load']);
     expect(fl.code).toBe(0);
     expect(endpoints(fl.stdout)).toEqual(['10.180.0.1:80', '10.180.0.2:80']);
     expect(endpoints(fl.stdout)).toEqual(endpoints(kp.stdout));
-    // Each branch lists the affinity key its endpoint chain wrote: the client first, in either layout's form.
+    // Each branch lists the affinity key written for its endpoint: the client first, in either layout's form.
     for (const out of [kp.stdout, fl.stdout]) {
       const branches = (JSON.parse(out) as { branches: { affinity?: { set: string; key: string }[] }[] }).branches;
       expect(branches.map((b) => b.affinity?.map((a) => a.key.split(' . ')[0]))).toEqual([['10.0.0.5'], ['10.0.0.5']]);
     }
     const text = await kproxc(['trace', AFFINITY, ...svc1, '--layout', 'fast-load']);
-    expect(text.stdout).toMatch(/numgen random mod 2 picks one of affinity-draw-[0-9a-f]{2}'s 2 elements: every branch is followed/);
+    expect(text.stdout).toMatch(/numgen random mod 2 picks one of endpoint-ips-[0-9a-f]{2}'s 2 elements: every branch is followed/);
+    // Recorded after NAT, by the port's recording chain, once in each branch.
+    expect(text.stdout.match(/\[prerouting\] affinity-record-\S+: update @affinity: 10\.0\.0\.5 \. \d+ \. \d+ is remembered for \d+s/g)).toHaveLength(2);
     expect(text.stdout).not.toContain('vmap {');
   });
 

@@ -37,15 +37,21 @@ function compiled(text: string, form: 'printed' | 'statements'): TableContents[]
 }
 
 /**
- * The constants each `update @affinity` writes, by the address of the endpoint its rule
- * DNATs to (an IPv6 one with dots for colons, as in kube-proxy's names for the endpoint).
+ * The constants of the members written for each endpoint, by its address (an IPv6 one with
+ * dots for colons, as in kube-proxy's names for the endpoint): of the `update @affinity` in
+ * the rule that DNATs to it (IPv6), or of the lookup that DNATs to it, whose member the
+ * recording after NAT writes (IPv4).
  */
 function constantsByEndpoint(t: TableContents): Map<string, [number, number]> {
   const out = new Map<string, [number, number]>();
+  const forms = [
+    /update @affinity \{ ip6? saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1 offset (\d+) timeout \d+s \} meta l4proto \w+ dnat to \[?([0-9a-f.:]+?)\]?:\d+$/,
+    /^ip saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1(?: offset (\d+))? @affinity meta l4proto \w+ dnat to ([0-9.]+):\d+$/,
+  ];
   for (const c of t.chains) {
     for (const r of c.rules) {
-      const m = /update @affinity \{ ip6? saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1 offset (\d+) timeout \d+s \} meta l4proto \w+ dnat to \[?([0-9a-f.:]+?)\]?:\d+$/.exec(ruleText(r));
-      if (m) out.set(m[3].replaceAll(':', '.'), [Number(m[1]), Number(m[2])]);
+      const m = forms.map((f) => f.exec(ruleText(r))).find((x) => x);
+      if (m) out.set(m[3].replaceAll(':', '.'), [Number(m[1]), Number(m[2] ?? 0)]);
     }
   }
   return out;

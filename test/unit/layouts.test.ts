@@ -24,7 +24,7 @@ describe('layouts', () => {
   });
 
   it('JSON keeps fast-load from its table-wide affinity set', () => {
-    expect(layoutEmitters('fast-load', { format: 'json', version: '1.35' }).servicePort.affinity).toBe(layoutEmitters('kube-proxy').servicePort.affinity);
+    expect(layoutEmitters('fast-load', { format: 'json', version: '1.35', family: 'ip' }).servicePort.affinity).toBe(layoutEmitters('kube-proxy').servicePort.affinity);
     expect(layoutEmitters('fast-load').servicePort.affinity).not.toBe(layoutEmitters('kube-proxy').servicePort.affinity);
   });
 });

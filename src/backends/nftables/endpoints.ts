@@ -6,7 +6,7 @@ import { eq, jump, meta, payload } from '../../nft/expr.js';
 import { AddressPortRule } from '../../nft/rule-template.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import type { KeyPart } from '../../nft/objects.js';
-import type { AffinityForm } from './affinity.js';
+import { endpointChainAffinity, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
 import { HAIRPIN_SET, MARK_MASQ_CHAIN } from './names.js';
 import type { ServicePortPlan } from './plan.js';
@@ -30,7 +30,8 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
   const { sp } = plan;
   const endpoints = plan.endpoints.allReachableEndpoints;
   if (ctx.forms.hairpin === 'set') emitHairpinElements(b, plan);
-  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined)) return;
+  if (!usesEndpointChains(ctx.forms, sp.affinityTimeout !== undefined && affinity.kind === 'endpoint-chains')) return;
+  const chained = endpointChainAffinity(affinity, 'an endpoint chain');
   const dnatToEndpoint = dnat[plan.proto];
   const hairpinOf = ctx.forms.hairpin === 'endpoint-rule' ? hairpin[ctx.family] : undefined;
   const names = plan.endpointNames(endpoints);
@@ -39,15 +40,15 @@ export function emitEndpoints(b: TableBuilder, ctx: FamilyContext, plan: Service
     const { chain } = names[i];
     b.chain({ name: chain });
     // Affinity is per client IP and Service port, whichever Service IP was used.
-    if (sp.affinityTimeout !== undefined) affinity.declare(b, ctx, plan, names[i]);
-    if (sp.affinityTimeout !== undefined && affinity.oneEndpointRule) {
+    if (sp.affinityTimeout !== undefined) chained.declare(b, ctx, plan, names[i]);
+    if (sp.affinityTimeout !== undefined && chained.oneEndpointRule) {
       // The update and the DNAT in one rule: a NAT statement ends the chain either way.
       if (hairpinOf) throw new InternalError(`endpoint chain ${chain}: one rule cannot hold the hairpin rule as well`);
-      b.rule({ chain, stmts: [affinity.update(ctx, plan, names[i]), plan.l4protoIs, { t: 'dnat', ip: ep.ip, port: ep.port }] });
+      b.rule({ chain, stmts: [chained.update(ctx, plan, names[i]), plan.l4protoIs, { t: 'dnat', ip: ep.ip, port: ep.port }] });
       continue;
     }
     if (hairpinOf) b.templateRule(chain, hairpinOf, ep.ip, ep.port);
-    if (sp.affinityTimeout !== undefined) b.rule({ chain, stmts: [affinity.update(ctx, plan, names[i])] });
+    if (sp.affinityTimeout !== undefined) b.rule({ chain, stmts: [chained.update(ctx, plan, names[i])] });
     b.templateRule(chain, dnatToEndpoint, ep.ip, ep.port);
   }
 }

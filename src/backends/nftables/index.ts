@@ -32,7 +32,7 @@ export interface NftablesOptions {
 export function compileFamily<R>(m: FamilyModel, opts: NftablesOptions, warnings: Diagnostic[], store: RuleStore<R>): R {
   const table: Table = { family: m.family === 4 ? 'ip' : 'ip6', name: opts.tableName, comment: TABLE_COMMENT };
   const b = new TableBuilder(table, store);
-  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, { format: opts.format ?? 'text', version: opts.version ?? NEWEST_KUBE_PROXY }));
+  emitFamilyTable(b, m, warnings, layoutEmitters(opts.layout, { format: opts.format ?? 'text', version: opts.version ?? NEWEST_KUBE_PROXY, family: table.family }));
   return b.finish();
 }
 
@@ -54,5 +54,8 @@ function emitFamilyTable(b: TableBuilder, m: FamilyModel, warnings: Diagnostic[]
       // Every destination has one owner (claims.ts), and one owner asks for one verdict.
       throw new InternalError(`${set} element ${keyString(key)} of ${servicePortKey(p.sp.id)} clashes with an element already there`);
     });
+    // Affinity recorded after NAT: for the destinations the port was just given.
+    if (sp.affinityTimeout !== undefined && emit.affinity.kind === 'recorded-after-nat') emit.affinity.record(b, ctx, m, plan, owned);
   }
+  if (emit.affinity.kind === 'recorded-after-nat') emit.affinity.finish(b, ctx, m);
 }

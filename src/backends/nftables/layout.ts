@@ -6,7 +6,7 @@
 // iterate LAYOUTS.
 import { InternalError } from '../../diag/diagnostic.js';
 import type { Endpoint, FamilyModel } from '../../model/types.js';
-import type { Stmt } from '../../nft/expr.js';
+import type { Family, Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
 import { PER_ENDPOINT_AFFINITY, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
@@ -34,6 +34,8 @@ export type OutputFormat = 'text' | 'json';
 export interface LayoutTarget {
   format: OutputFormat;
   version: KubeProxyVersion;
+  /** The table's family: fast-load records affinity after NAT in IPv4 only. */
+  family: Family;
 }
 
 /** How a policy chain picks among its endpoints (affinity first, then at random). */
@@ -128,13 +130,14 @@ export const LAYOUT_SPECS: Record<Layout, LayoutSpec> = {
   },
   'fast-load': {
     // Text: endpoint maps, kube-proxy 1.36's fixed part (hairpin set, inline mark: no rule
-    // per endpoint) and no endpoint chains (affinity in the Service chains' rules). JSON cannot declare the maps'
-    // and the affinity set's `typeof` keys on nft 1.0.6: it keeps 1.35's forms, endpoint
-    // chains and per-endpoint affinity sets. The behaviour is kube-proxy's in every release.
+    // per endpoint), affinity in one table-wide set, recorded after NAT (IPv4: no endpoint
+    // chains) or by endpoint chains of one rule (IPv6). JSON cannot declare the maps' and
+    // the affinity set's `typeof` keys on nft 1.0.6: it keeps 1.35's forms, endpoint chains
+    // and per-endpoint affinity sets. The behaviour is kube-proxy's in every release.
     emitters: (t) =>
       t.format === 'json'
         ? { fixed: emitKubeProxyFixedPart, servicePort: fastLoadEmitters('chains'), forms: TABLE_FORMS['1.35'] }
-        : { fixed: emitFastLoadFixedPart, servicePort: fastLoadEmitters('maps'), forms: TABLE_FORMS['1.36'] },
+        : { fixed: emitFastLoadFixedPart, servicePort: fastLoadEmitters(t.family === 'ip' ? 'recorded' : 'maps'), forms: TABLE_FORMS['1.36'] },
     managedSets: [AFFINITY_SET],
     jsonFormDiffers: true,
     followsRelease: false,
@@ -153,7 +156,7 @@ export function layoutSpec(layout: Layout = DEFAULT_LAYOUT): LayoutSpec {
 }
 
 /** The emitters of one table of `layout` (kube-proxy's by default). */
-export function layoutEmitters(layout: Layout = DEFAULT_LAYOUT, target: LayoutTarget = { format: 'text', version: NEWEST_KUBE_PROXY }): TableEmitters {
+export function layoutEmitters(layout: Layout = DEFAULT_LAYOUT, target: LayoutTarget = { format: 'text', version: NEWEST_KUBE_PROXY, family: 'ip' }): TableEmitters {
   return layoutSpec(layout).emitters(target);
 }
 

@@ -54,6 +54,7 @@ const EXTERNAL_PREFIX = 'external-';
 const FIREWALL_PREFIX = 'firewall-';
 const ENDPOINT_PREFIX = 'endpoint-';
 const AFFINITY_PREFIX = 'affinity-';
+const AFFINITY_RECORD_PREFIX = 'affinity-record-';
 
 /** The base32 characters of the hash that follows a prefix, then "-". */
 const HASH_WIDTH = 8;
@@ -153,6 +154,15 @@ export function servicePortChains(id: ServicePortName): ServicePortChains {
     external: prefixed(EXTERNAL_PREFIX, base),
     firewall: prefixed(FIREWALL_PREFIX, base),
   };
+}
+
+/**
+ * fast-load's chain that records the clients of a Service port with affinity after NAT
+ * (fast-load/affinity-records.ts): "affinity-record-HASH-ns/svc/tcp/p80", the base of the
+ * port's own chains.
+ */
+export function affinityRecordChain(chains: ServicePortChains): string {
+  return prefixed(AFFINITY_RECORD_PREFIX, chains.clusterPolicy.slice(CLUSTER_POLICY_PREFIX.length));
 }
 
 /** An endpoint's chain and affinity set, which share one hashed base. */

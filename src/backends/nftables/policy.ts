@@ -4,7 +4,7 @@
 import type { Endpoint, FamilyModel } from '../../model/types.js';
 import { eq, goto, num, type Stmt } from '../../nft/expr.js';
 import type { TableBuilder } from '../../nft/ruleset.js';
-import type { AffinityForm } from './affinity.js';
+import { endpointChainAffinity, type AffinityForm } from './affinity.js';
 import type { FamilyContext } from './context.js';
 import type { DispatchRoute, OwnedDestinations } from './dispatch.js';
 import type { InlinedPolicy, ServicePortEmitters } from './layout.js';
@@ -98,7 +98,8 @@ export function emitEndpointSelection(b: TableBuilder, ctx: FamilyContext, plan:
   }
   const names = plan.endpointNames(endpoints);
   if (sp.affinityTimeout !== undefined) {
-    for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
+    const chained = endpointChainAffinity(affinity, "kube-proxy's endpoint selection");
+    for (const n of names) b.rule({ chain, stmts: chained.lookup(ctx, n) });
   }
   b.rule({
     chain,

@@ -62,10 +62,11 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
       }));
   }
 
-  it('a port with affinity and one endpoint: its element goes to the endpoint chain, without a policy chain', async () => {
+  it('a port with affinity and one endpoint: its lookup and its draw DNAT to it, and no endpoint chain', async () => {
     // lone: ClusterIP, ClientIP affinity, one endpoint.
-    expect(await compiled(labFile, 'fast-load')).toMatch(/^add element ip kube-proxy service-ips \{[^}]*\n\t172\.30\.0\.12 \. tcp \. 80 : goto endpoint-\S+-lab\/lone\/tcp\/http__10\.180\.2\.1\/8080,?$/m);
-    expect(await compiled(labFile, 'fast-load')).not.toMatch(/^\tchain service-\S+-lab\/lone\//m);
+    const text = await compiled(labFile, 'fast-load');
+    expect(text).toMatch(/^\tchain service-\S+-lab\/lone\/tcp\/http \{\n\t\tip saddr \. numgen random mod 1 offset \d+ \. numgen random mod 1( offset \d+)? @affinity meta l4proto tcp dnat to 10\.180\.2\.1:8080\n\t\tmeta l4proto tcp dnat to 10\.180\.2\.1:8080\n\t\}$/m);
+    expect(text).not.toMatch(/^\tchain endpoint-/m);
     const rows = await crossCheck(labFile, [
       { name: 'from outside', src: LAB.clientExternal, dst: '172.30.0.12', port: 80 },
       { name: 'from a pod', src: LAB.clientPod, dst: '172.30.0.12', port: 80 },
@@ -303,9 +304,9 @@ describe('the fast-load layout loads', () => {
     it(`as ${format}, with the same chains as kube-proxy's layout`, async () => {
       const fl = await kproxc(['compile', '--layout', 'fast-load', '--format', format, '-'], yaml);
       // fast-load keeps the chains of kube-proxy 1.36's table in text but the endpoint
-      // chains of Services without affinity (their endpoints are map elements) and the chains
-      // of ports that share DNAT chains, and one firewall chain for each list of allowed
-      // sources; of 1.35's in JSON (endpoint chains).
+      // chains (their endpoints are map elements, their affinity recorded after NAT) and the
+      // chains of ports that share DNAT chains, and one firewall chain for each list of
+      // allowed sources; of 1.35's in JSON (endpoint chains).
       const kp = await kproxc(['compile', '--format', format, '--kube-proxy-version', format === 'json' ? '1.35' : '1.36', '-'], yaml);
       // kube-proxy's endpoint chains that update an affinity set.
       const affinityChains = new Set([...kp.stdout.matchAll(/^\tchain (endpoint-\S+) \{\n\t\tupdate @affinity-/gm)].map((m) => m[1]));
@@ -318,7 +319,7 @@ describe('the fast-load layout loads', () => {
           return listing.nftables.flatMap((x) => (x.chain ? [x.chain.name] : [])).sort();
         });
       const chains = await chainsOf(fl.stdout);
-      expect(chains.length).toBeGreaterThan(format === 'json' ? 400 : 100);
+      expect(chains.length).toBeGreaterThan(format === 'json' ? 400 : 60);
       const kpChains = await chainsOf(kp.stdout);
       if (format === 'text') expect(kpChains.filter((c) => c.startsWith('endpoint-')).length).toBeGreaterThan(40);
       if (format === 'json') return expect(chains).toEqual(kpChains);
@@ -331,8 +332,12 @@ describe('the fast-load layout loads', () => {
       expect(chains.filter(isFirewall).every((c) => c.startsWith('firewall-sources-'))).toBe(true);
       expect(chains.filter(isFirewall).length).toBeGreaterThan(0);
       expect(chains.filter(isFirewall).length).toBeLessThan(kpChains.filter(isFirewall).length);
-      const own = kpChains.filter((c) => (!c.startsWith('endpoint-') || affinityChains.has(c)) && !isFirewall(c));
-      const shared = chains.filter((c) => /^dnat-((external-|nodeport-)(tcp|udp|sctp)-\d+|local-(external|nodeport)-(tcp|udp|sctp)-\d+-\d+|cluster-ips)$/.test(c) || isFirewall(c));
+      // No endpoint chains: affinity is recorded after NAT, by a chain per port with affinity.
+      expect(chains.filter((c) => c.startsWith('endpoint-'))).toEqual([]);
+      const own = kpChains.filter((c) => !c.startsWith('endpoint-') && !isFirewall(c));
+      const recording = chains.filter((c) => c.startsWith('affinity-record') || c === 'filter-prerouting-post-dnat');
+      expect(recording.length).toBeGreaterThan(affinityChains.size / 2 / 2);
+      const shared = chains.filter((c) => /^dnat-((external-|nodeport-)(tcp|udp|sctp)-\d+|local-(external|nodeport)-(tcp|udp|sctp)-\d+-\d+|cluster-ips)$/.test(c) || isFirewall(c) || recording.includes(c));
       expect(shared).toContain('dnat-cluster-ips');
       expect(shared.length).toBeGreaterThan(1);
       const gone = own.filter((c) => !chains.includes(c));

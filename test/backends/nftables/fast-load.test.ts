@@ -24,7 +24,7 @@ import {
   expectServicesChain,
   expectSharedChainRules,
   inlinedPolicies,
-  passedThroughChains,
+  expectAffinityRecords,
   sharedFirewallChains,
   withAffinity,
 } from '../../helpers/fast-load-vs-kube-proxy.js';
@@ -85,13 +85,11 @@ describe('compile --layout fast-load', () => {
     const c = compared(await compile(snapshot, 'kube-proxy', 'text', '1.36'), await compile(snapshot, 'fast-load', 'text', '1.36'));
     expectSameOutsideChains(c);
     expectServicesChain(c);
-    const passedThrough = passedThroughChains(c);
-    if (endpoints === 10) expect(passedThrough.size).toBeGreaterThan(0);
-    const inlined = inlinedPolicies(c, passedThrough);
+    const inlined = inlinedPolicies(c);
     // With 2 endpoints every Local-policy port's external chain is shared.
     if (endpoints === 10) expect(inlined.size).toBeGreaterThan(10);
     const draws = clusterIPDraws(c);
-    const dispatch = expectDispatch(c, passedThrough, draws);
+    const dispatch = expectDispatch(c, draws);
     expect(dispatch.markedSeen).toBeGreaterThan(endpoints === 10 ? 40 : 10);
     const sharedChains = expectSharedChainRules(c);
     if (endpoints === 10) expect([dispatch.replaced.size, dispatch.clusterIPsDrawn]).toEqual([0, 0]);
@@ -103,11 +101,12 @@ describe('compile --layout fast-load', () => {
       // With 10 endpoints no Local-policy port shares; with 2 they do.
       expect(dispatch.localShared.size).toBeGreaterThan(0);
     }
-    // Endpoint chains only for the Services with affinity, in kube-proxy's order.
+    // kube-proxy's endpoint chains are the Services' with affinity; fast-load has none.
     const endpointChains = [...c.a.keys()].filter((n) => n.startsWith('endpoint-'));
     expect(endpointChains.length).toBeGreaterThan(40);
     expect(endpointChains.filter((n) => withAffinity(c, n)).length).toBeGreaterThan(40);
-    const otherForms = { ...dispatch, passedThrough, inlined };
+    expect([...c.b.keys()].filter((n) => n.startsWith('endpoint-'))).toEqual([]);
+    const otherForms = { ...dispatch, inlined };
     expectSameChains(c, otherForms);
     const counts = expectChainRules(c, otherForms, sharedFirewallChains(c));
     expect(counts.affinity).toBeGreaterThan(20);
@@ -116,6 +115,7 @@ describe('compile --layout fast-load', () => {
     expect(counts.maps).toBeGreaterThan(endpoints === 10 ? 20 : 10);
     expect(counts.firewalls).toBe(20);
     expectNoAnonymousSets(c);
+    expect(expectAffinityRecords(c)).toBeGreaterThan(endpoints === 10 ? 40 : 20);
   });
 
   it('keeps kube-proxy\'s per-endpoint affinity sets in JSON, which cannot declare the table-wide one', async () => {

@@ -8,7 +8,7 @@ import { hash } from 'node:crypto';
 import { concat, goto, setref, type Expr, type Stmt } from '../../../nft/expr.js';
 import type { KeyPart } from '../../../nft/objects.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
-import type { AffinityForm } from '../affinity.js';
+import type { EndpointChainAffinity } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import type { EndpointNames } from '../names.js';
 
@@ -23,7 +23,22 @@ export const AFFINITY_SET = 'affinity';
 export const AFFINITY_SET_SIZE = 0x7fffffff;
 
 /** `numgen random mod 1 offset C` is C: the only constant nft 1.0.6 takes in a lookup's key. */
-const constant = (c: number): Expr => ({ t: 'numgen', mod: 1, offset: c });
+export const constant = (c: number): Expr => ({ t: 'numgen', mod: 1, ...(c === 0 ? {} : { offset: c }) });
+
+/** The table-wide affinity set, declared by the first Service port with affinity (the same set again is no change). */
+export function declareAffinitySet(b: TableBuilder, ctx: FamilyContext): void {
+  if (b.hasSet(AFFINITY_SET)) return;
+  b.set({
+    name: AFFINITY_SET,
+    kind: 'set',
+    keyType: [ctx.addrType, 'integer', 'integer'],
+    typeof: concat(ctx.saddr, { t: 'numgen', mod: 1 }, { t: 'numgen', mod: 1 }),
+    size: AFFINITY_SET_SIZE,
+    flags: ['dynamic', 'timeout'],
+    // Every element has its own; this one is never used.
+    timeoutSeconds: 10800,
+  });
+}
 
 /** The two constants that stand for an endpoint's kube-proxy affinity set: 62 bits of its name's SHA-256. */
 export function affinityConstants(setName: string): [number, number] {
@@ -59,22 +74,11 @@ export const affinityMember = (ctx: FamilyContext, ep: EndpointNames): Stmt => (
  * there which members belong to an endpoint still wanted, and the builder refuses two
  * endpoints with the same 62 bits, which would silently share their clients.
  */
-export const TABLE_WIDE_AFFINITY: AffinityForm = {
+export const TABLE_WIDE_AFFINITY: EndpointChainAffinity = {
+  kind: 'endpoint-chains',
   oneEndpointRule: true,
-  // Declared with the first endpoint that has affinity; the same set again is no change.
   declare(b: TableBuilder, ctx: FamilyContext, _plan, ep: EndpointNames) {
-    if (!b.hasSet(AFFINITY_SET)) {
-      b.set({
-        name: AFFINITY_SET,
-        kind: 'set',
-        keyType: [ctx.addrType, 'integer', 'integer'],
-        typeof: concat(ctx.saddr, { t: 'numgen', mod: 1 }, { t: 'numgen', mod: 1 }),
-        size: AFFINITY_SET_SIZE,
-        flags: ['dynamic', 'timeout'],
-        // Every element has its own; this one is never used.
-        timeoutSeconds: 10800,
-      });
-    }
+    declareAffinitySet(b, ctx);
     b.manage(AFFINITY_SET, ep.affinitySet, constantParts(ep));
   },
   lookup: (ctx, ep): Stmt[] => [affinityMember(ctx, ep), goto(ep.chain)],

@@ -15,6 +15,7 @@ import { emitKubeProxyFixedPart } from '../fixed.js';
 import type { MasqueradeSets } from '../dispatch.js';
 import type { FixedPart, ServicePortEmitters } from '../layout.js';
 import { TABLE_WIDE_AFFINITY } from './affinity.js';
+import { RECORDED_AFFINITY } from './affinity-records.js';
 import { emitRuleFirewall, emitSharedRuleFirewall } from './firewall.js';
 import { localMatch } from '../local-detector.js';
 import { emitSharedLocalExternal, inlineLocalPolicy, sharesLocalExternal } from './local-policy.js';
@@ -33,20 +34,24 @@ const MASQUERADE_SETS: MasqueradeSets = { addresses: 'masquerade-service-ips', n
 export const emitFastLoadFixedPart: FixedPart = (b, ctx, m) =>
   emitKubeProxyFixedPart(b, ctx, m, { clusterIPDnatChain: CLUSTER_IP_DNAT_CHAIN, masqueradeSets: MASQUERADE_SETS });
 
-/** One table's emitters: with maps and the table-wide affinity set (text), or chains and per-endpoint sets (JSON). */
-export function fastLoadEmitters(form: 'maps' | 'chains'): ServicePortEmitters {
-  return form === 'maps'
+/**
+ * One table's emitters: with maps and the table-wide affinity set (text), its clients
+ * recorded after NAT (IPv4) or by endpoint chains (IPv6); or chains and per-endpoint sets
+ * (JSON).
+ */
+export function fastLoadEmitters(form: 'recorded' | 'maps' | 'chains'): ServicePortEmitters {
+  return form !== 'chains'
     ? {
         firewall: emitSharedRuleFirewall,
         selection: emitMapSelection,
-        affinity: TABLE_WIDE_AFFINITY,
+        affinity: form === 'recorded' ? RECORDED_AFFINITY : TABLE_WIDE_AFFINITY,
         sharedChains: (b, ctx, m, plan, owned) =>
           sharesDnatChains(plan, owned)
             ? emitSharedDnat(b, ctx, plan, owned)
             : sharesLocalExternal(plan, owned, localMatch(ctx, m.localDetector, true) !== undefined)
               ? emitSharedLocalExternal(b, ctx, m, plan, owned)
               : undefined,
-        passThrough: affinityPassThrough,
+        ...(form === 'maps' ? { passThrough: affinityPassThrough } : {}),
         masqueradeSets: MASQUERADE_SETS,
         inlinePolicyChains: inlineLocalPolicy,
       }

@@ -4,7 +4,7 @@
 import type { Endpoint } from '../../../model/types.js';
 import { eq, goto, num, type Stmt } from '../../../nft/expr.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
-import type { AffinityForm } from '../affinity.js';
+import { endpointChainAffinity, type AffinityForm } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import type { ServicePortPlan } from '../plan.js';
 import { emitEndpointMap } from './endpoint-map.js';
@@ -27,21 +27,30 @@ export function uniformChoice(targets: string[]): Stmt[][] {
 export function emitUniformSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   const names = plan.endpointNames(endpoints);
   if (plan.sp.affinityTimeout !== undefined) {
-    for (const n of names) b.rule({ chain, stmts: affinity.lookup(ctx, n) });
+    const chained = endpointChainAffinity(affinity, 'a draw among endpoint chains');
+    for (const n of names) b.rule({ chain, stmts: chained.lookup(ctx, n) });
   }
   for (const stmts of uniformChoice(names.map((n) => n.chain))) b.rule({ chain, stmts });
 }
 
 /**
  * The endpoint choice with table-wide maps: a Service port without affinity DNATs through
- * its endpoint map (endpoint-map.ts); one with affinity looks the client up for each
- * endpoint in kube-proxy's order, each hit a `goto` to the endpoint's chain (one rule: the
- * update, then the DNAT; endpoints.ts), and then draws one of those chains through a
- * table-wide verdict map (with one endpoint, only the `goto` to its chain).
+ * its endpoint map (endpoint-map.ts). One with affinity looks the client up for each
+ * endpoint in kube-proxy's order: recorded after NAT (IPv4), each hit DNATs itself and the
+ * draw is the endpoint map's (with one endpoint, the DNAT to it); else each hit is a `goto`
+ * to the endpoint's chain (one rule: the update, then the DNAT; endpoints.ts), and the
+ * draw one of those chains through a table-wide verdict map (with one endpoint, only the
+ * `goto` to its chain).
  */
 export function emitMapSelection(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[], affinity: AffinityForm): void {
   if (plan.sp.affinityTimeout === undefined) {
     emitEndpointMap(b, ctx, chain, endpoints, plan);
+    return;
+  }
+  if (affinity.kind === 'recorded-after-nat') {
+    for (const stmts of affinity.lookups(b, ctx, plan, endpoints)) b.rule({ chain, stmts });
+    if (endpoints.length === 1) b.rule({ chain, stmts: [plan.l4protoIs, { t: 'dnat', ip: endpoints[0].ip, port: endpoints[0].port }] });
+    else emitEndpointMap(b, ctx, chain, endpoints, plan);
     return;
   }
   const names = plan.endpointNames(endpoints);

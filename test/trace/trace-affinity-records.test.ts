@@ -1,0 +1,103 @@
+// fast-load's IPv4 affinity, recorded after NAT (fast-load/affinity-records.ts), in the cases
+// the layouts' comparison over derived packets rarely meets: a Service address on the port
+// of a recorded NodePort, and a connection the node makes to its own address, which passes
+// the hooks after NAT twice (output, then prerouting after loopback).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { kproxc, ROOT } from '../helpers/kproxc.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kproxc-records-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+// session-affinity.yaml (svc1: affinity, NodePort 3001 on 192.168.0.2; svc2: affinity), and
+// plain: no affinity, the node's address as an external IP on port 3001; hostnet: affinity,
+// its one endpoint the node itself.
+const file = path.join(tmp, 'cluster.yaml');
+fs.writeFileSync(
+  file,
+  `${fs.readFileSync(path.join(ROOT, 'fixtures/session-affinity.yaml'), 'utf8')}---
+apiVersion: v1
+kind: Service
+metadata: {namespace: ns3, name: plain}
+spec:
+  clusterIP: 172.30.0.43
+  externalIPs: [192.168.0.2]
+  ports: [{name: p, port: 3001, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {namespace: ns3, name: plain-a, labels: {kubernetes.io/service-name: plain}}
+addressType: IPv4
+endpoints:
+- {addresses: [10.180.0.9]}
+ports:
+- {name: p, port: 3001, protocol: TCP}
+---
+apiVersion: v1
+kind: Service
+metadata: {namespace: ns4, name: hostnet}
+spec:
+  clusterIP: 172.30.0.44
+  sessionAffinity: ClientIP
+  ports: [{name: p, port: 80, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {namespace: ns4, name: hostnet-a, labels: {kubernetes.io/service-name: hostnet}}
+addressType: IPv4
+endpoints:
+- {addresses: [192.168.0.2], nodeName: test-node}
+ports:
+- {name: p, port: 8080, protocol: TCP}
+`,
+);
+
+interface Branch {
+  endpoint?: string;
+  affinity?: { set: string; key: string }[];
+}
+
+async function branches(args: string[], cluster = file): Promise<Branch[]> {
+  const r = await kproxc(['trace', cluster, ...args, '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { branches: Branch[] }).branches;
+}
+
+describe('affinity recorded after NAT', () => {
+  it('records nothing for a Service address on the port of a recorded NodePort: it was dispatched as that Service', async () => {
+    const text = await kproxc(['compile', '--layout', 'fast-load', file]);
+    // The addresses' rule returns before the NodePorts' rule could take the connection for svc1.
+    expect(text.stdout).toMatch(/^\t192\.168\.0\.2 \. 3001 : return,?$/m);
+    expect(text.stdout).toMatch(/^\t3001 : goto affinity-record-\S+-ns1\/svc1\/tcp\/p80,?$/m);
+    for (const layout of ['kube-proxy', 'fast-load']) {
+      const bs = await branches(['--src', '203.0.113.9', '--dst', '192.168.0.2', '--dport', '3001', '--layout', layout]);
+      expect(bs.map((b) => b.endpoint)).toEqual(['10.180.0.9:3001']);
+      expect(bs.map((b) => b.affinity ?? [])).toEqual([[]]);
+    }
+  });
+
+  it('records the NodePort of a Service with affinity, under its port', async () => {
+    // Without plain, whose external IP takes the NodePort's connections.
+    const fixture = path.join(ROOT, 'fixtures/session-affinity.yaml');
+    const args = (layout: string) => ['--src', '203.0.113.9', '--dst', '192.168.0.2', '--dport', '3001', '--affinity', '10.180.0.2:80', '--layout', layout];
+    const [kp, fl] = await Promise.all(['kube-proxy', 'fast-load'].map((layout) => branches(args(layout), fixture)));
+    // A client with affinity to 10.180.0.2 reaches it alone, and refreshes its member.
+    expect(fl.map((b) => b.endpoint)).toEqual(['10.180.0.2:80']);
+    expect(fl.map((b) => b.endpoint)).toEqual(kp.map((b) => b.endpoint));
+    expect(fl[0].affinity).toHaveLength(1);
+  });
+
+  it("records a connection of the node to itself once, on output: back in through loopback it is confirmed", async () => {
+    for (const layout of ['kube-proxy', 'fast-load']) {
+      const bs = await branches(['--src', '192.168.0.2', '--dst', '172.30.0.44', '--dport', '80', '--from-node', '--layout', layout]);
+      expect(bs.map((b) => b.endpoint)).toEqual(['192.168.0.2:8080']);
+      expect(bs[0].affinity).toHaveLength(1);
+    }
+    const r = await kproxc(['trace', file, '--src', '192.168.0.2', '--dst', '172.30.0.44', '--dport', '80', '--from-node', '--layout', 'fast-load']);
+    expect(r.stdout).toMatch(/\[output\] affinity-record-\S+-ns4\/hostnet\/tcp\/p: update @affinity: 192\.168\.0\.2 \. \d+ \. \d+ is remembered for 10800s/);
+    expect(r.stdout).toContain('[routing] 192.168.0.2 is a local address: postrouting, then back in through loopback');
+    expect(r.stdout).not.toMatch(/\[prerouting\] (filter-prerouting-post-dnat|affinity-record)/);
+  });
+});
