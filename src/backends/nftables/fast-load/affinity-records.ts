@@ -32,7 +32,7 @@ import { InternalError } from '../../../diag/diagnostic.js';
 import type { Endpoint, FamilyModel } from '../../../model/types.js';
 import { endpointJhash } from '../../../nft/jhash.js';
 import { formatIP } from '../../../net/ip.js';
-import { concat, eq, jump, meta, ne, payload, setref, type Expr, type Stmt, type Verdict } from '../../../nft/expr.js';
+import { concat, ctStatusDnat, eq, jump, meta, ne, payload, setref, type Expr, type Stmt, type Verdict } from '../../../nft/expr.js';
 import type { TableBuilder } from '../../../nft/ruleset.js';
 import type { RecordedAffinity } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
@@ -109,7 +109,6 @@ function portKey(b: TableBuilder, plan: ServicePortPlan): PortKey {
 
 const ctDirectionOriginal: Stmt = eq({ t: 'ct', key: 'direction' }, { t: 'sym', s: 'original' });
 const ctStatusNotConfirmed: Stmt = ne({ t: 'ct', key: 'status' }, { t: 'sym', s: 'confirmed' });
-const ctStatusDnat: Stmt = eq({ t: 'ct', key: 'status' }, { t: 'sym', s: 'dnat' });
 
 /** The recording chains' dispatch: the chain both base chains jump to, for the first packet of each DNATed connection. */
 function declareRecording(b: TableBuilder): void {
