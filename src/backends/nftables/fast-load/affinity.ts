@@ -3,7 +3,9 @@
 // The key is the client address and two 31-bit constants that stand for kube-proxy's
 // per-endpoint set; each element carries its Service port's timeout. The same lookups in
 // the same order, the same updates on the same paths: element for element the state of
-// kube-proxy's sets.
+// kube-proxy's sets. Here the set, and its IPv6 form: the constants are hashes of
+// kube-proxy's set name, written by endpoint chains; the IPv4 form records the client
+// after NAT (affinity-records.ts).
 import { hash } from 'node:crypto';
 import { concat, goto, setref, type Expr, type Stmt } from '../../../nft/expr.js';
 import type { KeyPart } from '../../../nft/objects.js';

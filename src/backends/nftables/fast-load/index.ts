@@ -3,9 +3,11 @@
 // few endpoints and neither affinity nor Local policy has no chains of its own
 // (shared-dnat.ts), nor has a Local-policy one with few endpoints (local-policy.ts);
 // another without affinity draws its endpoint from a table-wide endpoint map, in its
-// policy chain or, with Local policy, in its external chain; one with affinity keeps
-// kube-proxy's endpoint chains, one rule each (the update of one table-wide set, the DNAT),
-// drawn through table-wide verdict maps (selection.ts). The services chain marks
+// policy chain or, with Local policy, in its external chain; one with affinity looks its
+// client up in one table-wide set, each lookup DNATing itself, draws from its endpoint map
+// too, and has its clients recorded after NAT (IPv4: affinity-records.ts), or keeps
+// kube-proxy's endpoint chains, one rule each (the update, the DNAT), drawn through
+// table-wide verdict maps (IPv6: affinity.ts, selection.ts). The services chain marks
 // Cluster-policy external traffic by two sets instead of an external chain per port;
 // hairpin is kube-proxy 1.36's set; ports with the same source ranges share a firewall
 // chain. JSON cannot declare those `typeof` sets on nft 1.0.6: it keeps endpoint chains,
