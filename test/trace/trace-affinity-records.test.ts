@@ -89,6 +89,18 @@ describe('affinity recorded after NAT', () => {
     expect(fl[0].affinity).toHaveLength(1);
   });
 
+  it('records NodePort connections where every address takes NodePorts, under the key the lookup for their endpoint reads', async () => {
+    const all = path.join(tmp, 'all-addresses.yaml');
+    fs.writeFileSync(all, fs.readFileSync(path.join(ROOT, 'fixtures/session-affinity.yaml'), 'utf8').replace('nodePortAddresses: [192.168.0.2/32]', 'nodePortAddresses: [0.0.0.0/0]'));
+    const text = (await kproxc(['compile', '--layout', 'fast-load', all])).stdout;
+    expect(text).toContain('meta l4proto tcp ct original ip daddr != 127.0.0.0/8 ct original proto-dst vmap @affinity-record-nodeports-tcp');
+    // What each lookup reads, by the endpoint it DNATs to.
+    const read = new Map([...text.matchAll(/^\t\tip saddr \. numgen random mod 1 offset (\d+) \. numgen random mod 1(?: offset (\d+))? @affinity meta l4proto tcp dnat to (\S+)$/gm)].map((m) => [m[3], `${m[1]} . ${m[2] ?? 0}`]));
+    const bs = await branches(['--src', '203.0.113.9', '--dst', '192.168.0.2', '--dport', '3001', '--layout', 'fast-load'], all);
+    expect(bs.map((b) => b.endpoint).sort()).toEqual(['10.180.0.1:80', '10.180.0.2:80']);
+    for (const b of bs) expect(b.affinity).toEqual([{ set: 'affinity', key: `203.0.113.9 . ${read.get(b.endpoint!)}` }]);
+  });
+
   it("records a connection of the node to itself once, on output: back in through loopback it is confirmed", async () => {
     for (const layout of ['kube-proxy', 'fast-load']) {
       const bs = await branches(['--src', '192.168.0.2', '--dst', '172.30.0.44', '--dport', '80', '--from-node', '--layout', layout]);
