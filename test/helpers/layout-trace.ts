@@ -39,8 +39,9 @@ export interface LayoutTracer {
   readers: Map<number, Map<string, Reader[]>>;
   /**
    * Every affinity update of the table, by set name, for each family: the endpoint chain
-   * that writes the key names the endpoint. A key no lookup reads (fast-load's Service port
-   * of one endpoint, whose lookup would go where its draw goes) stands for its writer's.
+   * that writes the key names the endpoint (or the DNAT of the rule that writes it). A key
+   * no lookup reads (fast-load's Service port of one endpoint, whose lookup would go where
+   * its draw goes) stands for its writer's.
    */
   writers: Map<number, Map<string, Reader[]>>;
 }
@@ -49,12 +50,16 @@ function affinityWriters(t: TableContents): Map<string, Reader[]> {
   const out = new Map<string, Reader[]>();
   for (const c of t.chains) {
     const ep = parseEndpointChain(c.chain.name);
-    if (!ep) continue;
     for (const r of c.rules) {
-      for (const st of ruleStmts(r)) {
+      const stmts = ruleStmts(r);
+      // An endpoint chain's update names its endpoint; so does the update in a Service
+      // port's chain of one endpoint (fast-load's IPv4 form), with the DNAT after it.
+      const endpoint = ep ? `${servicePortKey(ep.id)} ${hostPort(ep.ip, ep.port)}` : endpointOf(c.chain.name, stmts);
+      if (endpoint === undefined) continue;
+      for (const st of stmts) {
         if (st.t !== 'update') continue;
         const list = out.get(st.set) ?? [];
-        list.push({ key: compileExpr(st.key), endpoint: `${servicePortKey(ep.id)} ${hostPort(ep.ip, ep.port)}` });
+        list.push({ key: compileExpr(st.key), endpoint });
         out.set(st.set, list);
       }
     }

@@ -37,9 +37,9 @@ export interface EndpointChainAffinity {
  */
 export interface RecordedAffinity {
   kind: 'recorded-after-nat';
-  /** A policy chain's rules, one per endpoint in its order: a client remembered for the endpoint is DNATed to it. */
-  lookups(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, endpoints: Endpoint[]): Stmt[][];
-  /** What records the port's clients after NAT: for every destination the port is reached on. */
+  /** A policy chain's endpoint choice among `endpoints`: the lookups, in their order, then the draw. */
+  select(b: TableBuilder, ctx: FamilyContext, plan: ServicePortPlan, chain: string, endpoints: Endpoint[]): void;
+  /** What records the port's clients after NAT, where its chains need it: for every destination the port is reached on. */
   record(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, plan: ServicePortPlan, owned: OwnedDestinations): void;
   /** What the recordings need once every Service port is in the table. */
   finish(b: TableBuilder, ctx: FamilyContext, m: FamilyModel): void;

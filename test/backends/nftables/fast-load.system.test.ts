@@ -62,10 +62,11 @@ describe('fast-load does on real packets what kube-proxy\'s layout traces', () =
       }));
   }
 
-  it('a port with affinity and one endpoint: its lookup and its draw DNAT to it, and no endpoint chain', async () => {
+  it('a port with affinity and one endpoint: its chain writes the member and DNATs, and no endpoint chain', async () => {
     // lone: ClusterIP, ClientIP affinity, one endpoint.
     const text = await compiled(labFile, 'fast-load');
-    expect(text).toMatch(/^\tchain service-\S+-lab\/lone\/tcp\/http \{\n\t\tip saddr \. numgen random mod 1 offset \d+ \. numgen random mod 1( offset \d+)? @affinity meta l4proto tcp dnat to 10\.180\.2\.1:8080\n\t\tmeta l4proto tcp dnat to 10\.180\.2\.1:8080\n\t\}$/m);
+    expect(text).toMatch(/^\tchain service-\S+-lab\/lone\/tcp\/http \{\n\t\tupdate @affinity \{ ip saddr \. numgen random mod 1 offset \d+ \. numgen random mod 1( offset \d+)? timeout \d+s \} meta l4proto tcp dnat to 10\.180\.2\.1:8080\n\t\}$/m);
+    expect(text).not.toMatch(/^\tchain affinity-record-\S+-lab\/lone\//m);
     expect(text).not.toMatch(/^\tchain endpoint-/m);
     const rows = await crossCheck(labFile, [
       { name: 'from outside', src: LAB.clientExternal, dst: '172.30.0.12', port: 80 },

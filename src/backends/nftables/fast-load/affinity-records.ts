@@ -14,6 +14,10 @@
 //                     meta l4proto tcp <NodePort address> ct original proto-dst vmap @affinity-record-nodeports-tcp }
 //   affinity-record-… { update @affinity { ip saddr . numgen random mod 1 offset S . jhash ip daddr . tcp dport mod 2147483647 seed 0xK timeout T } }
 //
+// A policy chain of one endpoint needs no lookup (it would go where the draw goes): its one
+// rule writes or refreshes the client's member and DNATs, as kube-proxy's endpoint chain
+// does, and a port whose chains all have one endpoint has no recording.
+//
 // The key is the client, the Service port's constant S, and H(E): the kernel's jhash of the
 // endpoint the connection was DNATed to, which the compiler computes for each endpoint
 // (nft/jhash.ts), so that the lookup for E finds what the recording wrote for E. The state
@@ -40,6 +44,7 @@ import { ownedExternalAddresses, type OwnedDestinations } from '../dispatch.js';
 import { affinityRecordChain, FILTER_OUTPUT_POST_DNAT, NODEPORT_IPS_SET } from '../names.js';
 import type { L4Proto, ServicePortPlan } from '../plan.js';
 import { AFFINITY_SET, constant, declareAffinitySet } from './affinity.js';
+import { emitEndpointMap } from './endpoint-map.js';
 import { perTable } from './per-table.js';
 
 /** jhash's range: 0 .. 2^31 - 2, as the other constants (a larger modulus lists as a negative number in JSON). */
@@ -61,6 +66,8 @@ interface PortKey {
   constant: number;
   seed: number;
   hashes: Map<string, number>;
+  /** Whether a policy chain of the port looks clients up (more than one endpoint), and so needs the recording. */
+  recorded: boolean;
 }
 
 const hostPortOf = (ep: Endpoint) => `${formatIP(ep.ip)}:${ep.port}`;
@@ -101,7 +108,7 @@ function portKey(b: TableBuilder, plan: ServicePortPlan): PortKey {
   if (!k) {
     const constant = constantOf(chain, keys.constants);
     keys.constants.add(constant);
-    k = { constant, ...seedOf(plan.endpoints.allReachableEndpoints) };
+    k = { constant, ...seedOf(plan.endpoints.allReachableEndpoints), recorded: false };
     keys.byChain.set(chain, k);
   }
   return k;
@@ -152,12 +159,12 @@ function nodePortMap(b: TableBuilder, ctx: FamilyContext, m: FamilyModel, proto:
 
 export const RECORDED_AFFINITY: RecordedAffinity = {
   kind: 'recorded-after-nat',
-  lookups(b, ctx, plan, endpoints) {
+  select(b, ctx, plan, chain, endpoints) {
     if (ctx.family !== 'ip') throw new InternalError('affinity recorded after NAT is IPv4 only');
     declareAffinitySet(b, ctx);
     const k = portKey(b, plan);
     const names = plan.endpointNames(endpoints);
-    return endpoints.map((ep, i) => {
+    const keys = endpoints.map((ep, i) => {
       const h = k.hashes.get(hostPortOf(ep));
       if (h === undefined) throw new InternalError(`${hostPortOf(ep)} is not an endpoint ${plan.nameString} may reach`);
       // The owner of the members is the endpoint, under kube-proxy's name for its set: the
@@ -167,13 +174,25 @@ export const RECORDED_AFFINITY: RecordedAffinity = {
         { t: 'int', n: k.constant },
         { t: 'int', n: h },
       ]);
-      return [eq(concat(ctx.saddr, constant(k.constant), constant(h)), setref(AFFINITY_SET)), plan.l4protoIs, { t: 'dnat', ip: ep.ip, port: ep.port }];
+      return concat(ctx.saddr, constant(k.constant), constant(h));
     });
+    const dnat = (ep: Endpoint): Stmt[] => [plan.l4protoIs, { t: 'dnat', ip: ep.ip, port: ep.port }];
+    if (endpoints.length === 1) {
+      // One endpoint: a lookup would go where the draw goes, so the chain writes (or
+      // refreshes) the client's member itself and DNATs, as kube-proxy's endpoint chain
+      // does on both paths; nothing needs recording after NAT for it.
+      b.rule({ chain, stmts: [{ t: 'update', set: AFFINITY_SET, key: keys[0], timeoutSeconds: plan.sp.affinityTimeout }, ...dnat(endpoints[0])] });
+      return;
+    }
+    k.recorded = true;
+    endpoints.forEach((ep, i) => b.rule({ chain, stmts: [eq(keys[i], setref(AFFINITY_SET)), ...dnat(ep)] }));
+    emitEndpointMap(b, ctx, chain, endpoints, plan);
   },
   record(b, ctx, m, plan, owned) {
     const k = portKeys(b).byChain.get(affinityRecordChain(plan.chains));
-    // No lookups: the port DNATs nothing (no endpoints), and there is nothing to record.
-    if (!k || !plan.endpoints.hasAnyEndpoints) return;
+    // No lookups: the port DNATs nothing (no endpoints), or each of its chains has one
+    // endpoint and writes its member itself.
+    if (!k?.recorded || !plan.endpoints.hasAnyEndpoints) return;
     declareRecording(b);
     const chain = affinityRecordChain(plan.chains);
     b.chain({ name: chain });

@@ -37,7 +37,7 @@ export function emitUniformSelection(b: TableBuilder, ctx: FamilyContext, plan: 
  * The endpoint choice with table-wide maps: a Service port without affinity DNATs through
  * its endpoint map (endpoint-map.ts). One with affinity looks the client up for each
  * endpoint in kube-proxy's order: recorded after NAT (IPv4), each hit DNATs itself and the
- * draw is the endpoint map's (with one endpoint, the DNAT to it); else each hit is a `goto`
+ * draw is the endpoint map's (affinity-records.ts); else each hit is a `goto`
  * to the endpoint's chain (one rule: the update, then the DNAT; endpoints.ts), and the
  * draw one of those chains through a table-wide verdict map (with one endpoint, only the
  * `goto` to its chain).
@@ -48,9 +48,7 @@ export function emitMapSelection(b: TableBuilder, ctx: FamilyContext, plan: Serv
     return;
   }
   if (affinity.kind === 'recorded-after-nat') {
-    for (const stmts of affinity.lookups(b, ctx, plan, endpoints)) b.rule({ chain, stmts });
-    if (endpoints.length === 1) b.rule({ chain, stmts: [plan.l4protoIs, { t: 'dnat', ip: endpoints[0].ip, port: endpoints[0].port }] });
-    else emitEndpointMap(b, ctx, chain, endpoints, plan);
+    affinity.select(b, ctx, plan, chain, endpoints);
     return;
   }
   const names = plan.endpointNames(endpoints);
