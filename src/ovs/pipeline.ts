@@ -30,6 +30,15 @@ export const PRIORITY = {
   normal: 200,
   /** Our extension: below the allowed-source load-balancing flows, above nothing they overlap. */
   sourceRangeDrop: 195,
+  /**
+   * Our extension: a NodePort's load-balancing flows (its short-circuit, then the rest),
+   * below every flow of a Service address, which kube-proxy's services chain looks up
+   * first: a node address that is also an external or load-balancer IP on the NodePort's
+   * port is that address's; at one priority the two flows would overlap, and OVS would
+   * run either.
+   */
+  nodePortHigh: 194,
+  nodePort: 192,
   low: 190,
   /** Our extension (kube-proxy's cluster-ips-check), below every load-balancing flow of table 15. */
   clusterIPReject: 180,

@@ -124,11 +124,16 @@ export function probesFor(m: FamilyModel): Probe[] {
     if (unallocated) add(first, 'unallocated ServiceCIDR address', unallocated, first.port, outside, { kind: 'drop' });
   }
 
-  // One address and port has one owner: the first Service port in the model's order.
+  // One address and port has one owner: a Service address before a NodePort on it (kube-
+  // proxy's services chain looks the addresses up first), else the first Service port in
+  // the model's order.
   const seen = new Set<string>();
+  const keyOf = (p: Probe) => `${p.protocol} ${formatIP(p.src)} ${formatIP(p.dst)} ${p.port}`;
+  const isNodePort = (p: Probe) => p.what.includes(' NodePort ');
+  const owners = new Set(probes.filter((p) => !isNodePort(p)).map(keyOf));
   return probes.filter((p) => {
-    const key = `${p.protocol} ${formatIP(p.src)} ${formatIP(p.dst)} ${p.port}`;
-    if (seen.has(key)) return false;
+    const key = keyOf(p);
+    if (seen.has(key) || (isNodePort(p) && owners.has(key))) return false;
     seen.add(key);
     return true;
   });

@@ -122,12 +122,14 @@ function entryFlows(p: ServicePortPlan, f: OvsFamily, e: Entry, podCIDRs: CIDR[]
   // Local Pods reach external addresses through all cluster endpoints, as kube-proxy's
   // short-circuit does, when the external group holds only local ones.
   const shortCircuit = e.external && p.cluster !== undefined && p.cluster !== e.group;
+  // A NodePort ranks below every flow of a Service address (PRIORITY.nodePort says why).
+  const [normal, high] = e.nodePort ? [PRIORITY.nodePort, PRIORITY.nodePortHigh] : [PRIORITY.normal, PRIORITY.high];
   for (const src of e.sources ?? [undefined]) {
-    flows.push(lbFlow(p, f, e, PRIORITY.normal, e.group, src));
+    flows.push(lbFlow(p, f, e, normal, e.group, src));
     if (!shortCircuit) continue;
     for (const pods of podCIDRs) {
       const both = src ? intersect(src, pods) : pods;
-      if (both) flows.push(lbFlow(p, f, e, PRIORITY.high, p.cluster!, both));
+      if (both) flows.push(lbFlow(p, f, e, high, p.cluster!, both));
     }
   }
   // Our extension: a load-balancer IP with source ranges only load-balances the allowed
