@@ -90,10 +90,11 @@ function primary(t: Tokens): Expr {
       t.expect('mod');
       const mod = number(t.next());
       t.expect('seed');
-      const seed = t.next();
+      const word = t.next();
+      const seed = parseInt(word.slice(2), 16);
       // nft prints the seed in hex without padding: 0x0, 0x2a.
-      if (!/^0x[0-9a-f]+$/.test(seed) || `0x${parseInt(seed.slice(2), 16).toString(16)}` !== seed) throw NOT_OURS;
-      return { t: 'jhash', key, mod, seed: parseInt(seed.slice(2), 16) };
+      if (!/^0x[0-9a-f]+$/.test(word) || `0x${seed.toString(16)}` !== word) throw NOT_OURS;
+      return { t: 'jhash', key, mod, seed };
     }
     case 'fib': {
       const flag = t.next();

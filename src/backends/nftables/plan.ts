@@ -7,6 +7,9 @@ import { servicePortKey, servicePortNameString, type Endpoint, type FamilyModel,
 import { eq, meta, type Stmt, type Verdict } from '../../nft/expr.js';
 
 export type L4Proto = 'tcp' | 'udp' | 'sctp';
+
+/** A Service port's protocol as nft names it. */
+export const l4Proto = (sp: ServicePort): L4Proto => sp.id.protocol.toLowerCase() as L4Proto;
 import { endpointNamer, REJECT_CHAIN, servicePortChains, type EndpointNames, type ServicePortChains } from './names.js';
 
 export interface ServicePortPlan {
@@ -73,7 +76,7 @@ export function planServicePort(sp: ServicePort, m: FamilyModel): ServicePortPla
     if (!hasExternalEndpoints) externalFilterVerdict = { kind: 'drop' };
   }
 
-  const proto = sp.id.protocol.toLowerCase() as L4Proto;
+  const proto = l4Proto(sp);
   return {
     sp,
     proto,

@@ -110,11 +110,11 @@ function affinityWriters(t: TableContents): Map<string, AffinityWriter[]> {
   for (const c of t.chains) {
     const rules = c.rules.map((r) => ruleStmts(r));
     const inRule = rules.filter((stmts) => stmts.some((st) => st.t === 'update') && dnats(stmts));
-    const lookups = rules.filter((stmts) => !stmts.some((st) => st.t === 'update') && dnats(stmts) && clientLookup(stmts) !== undefined);
-    for (const stmts of lookups) {
-      const m = clientLookup(stmts)!;
-      add(stmts, [{ set: m.set, key: compileExpr(m.key) }]);
-    }
+    const lookups = rules.flatMap((stmts) => {
+      const m = !stmts.some((st) => st.t === 'update') && dnats(stmts) ? clientLookup(stmts) : undefined;
+      return m ? [{ stmts, ...m }] : [];
+    });
+    for (const l of lookups) add(l.stmts, [{ set: l.set, key: compileExpr(l.key) }]);
     if (inRule.length > 0) {
       // A rule's update goes with its own DNAT; the same endpoint's rules write the same key once.
       for (const stmts of inRule) add(stmts, updatesOf(stmts));

@@ -79,10 +79,10 @@ const EXPRS: ExprCompilers = {
   // models exactly that key, so any other is refused rather than guessed.
   jhash: (e) => {
     const parts = e.key.t === 'concat' ? e.key.parts : [];
-    const [addr, port] = parts.map(compileExpr);
     if (parts.length !== 2 || parts[0].t !== 'payload' || parts[0].field !== 'daddr' || parts[1].t !== 'payload' || parts[1].field !== 'dport') {
       throw new InternalError('jhash is traced only of a destination address and port');
     }
+    const [addr, port] = parts.map(compileExpr);
     return (s, env) => {
       const a = addr(s, env);
       const p = port(s, env);

@@ -35,14 +35,15 @@ import { hash } from 'node:crypto';
 import { InternalError } from '../../../diag/diagnostic.js';
 import type { Endpoint, FamilyModel } from '../../../model/types.js';
 import { endpointJhash } from '../../../nft/jhash.js';
-import { formatIP } from '../../../net/ip.js';
+import { formatIP, type IP } from '../../../net/ip.js';
 import { concat, ctStatusDnat, eq, jump, meta, ne, payload, setref, type Expr, type Stmt, type Verdict } from '../../../nft/expr.js';
-import type { TableBuilder } from '../../../nft/ruleset.js';
+import type { KeyPart } from '../../../nft/objects.js';
+import { keyString, type TableBuilder } from '../../../nft/ruleset.js';
 import type { RecordedAffinity } from '../affinity.js';
 import type { FamilyContext } from '../context.js';
 import { ownedExternalAddresses, type OwnedDestinations } from '../dispatch.js';
 import { affinityRecordChain, FILTER_OUTPUT_POST_DNAT, NODEPORT_IPS_SET } from '../names.js';
-import type { L4Proto, ServicePortPlan } from '../plan.js';
+import { l4Proto, type L4Proto, type ServicePortPlan } from '../plan.js';
 import { AFFINITY_SET, constant, declareAffinitySet } from './affinity.js';
 import { emitEndpointMap } from './endpoint-map.js';
 import { perTable } from './per-table.js';
@@ -71,6 +72,14 @@ interface PortKey {
 }
 
 const hostPortOf = (ep: Endpoint) => `${formatIP(ep.ip)}:${ep.port}`;
+
+/** A destination of the recording maps, as the table's record of them names it. */
+const addressKey = (proto: L4Proto, ip: IP, port: number) => `${proto} ${formatIP(ip)} ${port}`;
+
+/** Adds a recording element, which no other port may have given its key already. */
+function putElement(b: TableBuilder, set: string, key: KeyPart[], value: Verdict, plan: ServicePortPlan): void {
+  if (!b.element({ set, key, value })) throw new InternalError(`${set} element ${keyString(key)} of ${plan.nameString} clashes with an element already there`);
+}
 
 // Each port's key, by its recording chain; the constants taken, so that no two ports share
 // one; the addresses in the recording maps (`PROTO ADDRESS PORT`); and the NodePorts recorded
@@ -189,12 +198,12 @@ export const RECORDED_AFFINITY: RecordedAffinity = {
     emitEndpointMap(b, ctx, chain, endpoints, plan);
   },
   record(b, ctx, m, plan, owned) {
-    const k = portKeys(b).byChain.get(affinityRecordChain(plan.chains));
+    const chain = affinityRecordChain(plan.chains);
+    const k = portKeys(b).byChain.get(chain);
     // No lookups: the port DNATs nothing (no endpoints), or each of its chains has one
     // endpoint and writes its member itself.
     if (!k?.recorded || !plan.endpoints.hasAnyEndpoints) return;
     declareRecording(b);
-    const chain = affinityRecordChain(plan.chains);
     b.chain({ name: chain });
     const endpointHash: Expr = { t: 'jhash', key: concat(ctx.daddr, payload(plan.proto, 'dport')), mod: RECORD_HASH_MOD, seed: k.seed };
     b.rule({ chain, stmts: [{ t: 'update', set: AFFINITY_SET, key: concat(ctx.saddr, constant(k.constant), endpointHash), timeoutSeconds: plan.sp.affinityTimeout }] });
@@ -204,16 +213,11 @@ export const RECORDED_AFFINITY: RecordedAffinity = {
     const addresses = addressMap(b, ctx, plan.proto);
     const dispatched = [...(owned.clusterIP && plan.hasInternalEndpoints ? [owned.clusterIP] : []), ...ownedExternalAddresses(owned)];
     for (const ip of dispatched) {
-      if (!b.element({ set: addresses, key: [{ t: 'ip', ip }, { t: 'port', n: plan.sp.port }], value: verdict })) {
-        throw new InternalError(`${addresses} element ${formatIP(ip)} . ${plan.sp.port} of ${plan.nameString} clashes with an element already there`);
-      }
-      keys.addresses.add(`${plan.proto} ${formatIP(ip)} ${plan.sp.port}`);
+      putElement(b, addresses, [{ t: 'ip', ip }, { t: 'port', n: plan.sp.port }], verdict, plan);
+      keys.addresses.add(addressKey(plan.proto, ip, plan.sp.port));
     }
     if (owned.nodePort !== undefined) {
-      const nodePorts = nodePortMap(b, ctx, m, plan.proto);
-      if (!b.element({ set: nodePorts, key: [{ t: 'port', n: owned.nodePort }], value: verdict })) {
-        throw new InternalError(`${nodePorts} element ${owned.nodePort} of ${plan.nameString} clashes with an element already there`);
-      }
+      putElement(b, nodePortMap(b, ctx, m, plan.proto), [{ t: 'port', n: owned.nodePort }], verdict, plan);
       keys.nodePorts.add(`${plan.proto} ${owned.nodePort}`);
     }
   },
@@ -225,12 +229,13 @@ export const RECORDED_AFFINITY: RecordedAffinity = {
     // nothing, the addresses' rule returns before the NodePorts' rule can record it.
     const back: Verdict = { kind: 'return' };
     for (const sp of m.servicePorts) {
-      const proto = sp.id.protocol.toLowerCase() as L4Proto;
+      const proto = l4Proto(sp);
       if (!keys.nodePorts.has(`${proto} ${sp.port}`)) continue;
       for (const ip of [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerVIPs]) {
-        if (keys.addresses.has(`${proto} ${formatIP(ip)} ${sp.port}`)) continue;
+        const key = addressKey(proto, ip, sp.port);
+        if (keys.addresses.has(key)) continue;
         b.element({ set: addressMap(b, ctx, proto), key: [{ t: 'ip', ip }, { t: 'port', n: sp.port }], value: back });
-        keys.addresses.add(`${proto} ${formatIP(ip)} ${sp.port}`);
+        keys.addresses.add(key);
       }
     }
   },
